@@ -1,0 +1,41 @@
+"""mdf (Mega Data Factory): plugin-based pipelines over Arrow record batches, inline or on Ray.
+
+The public face for plugin authors: operator base classes, the reader/writer bases, and ``hookimpl``.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+hookimpl = pluggy.HookimplMarker("mdf")
+
+from mdf.errors import MdfError, OperatorError, PluginError, RecipeError  # noqa: E402
+from mdf.io.base import Reader, Shard, Writer  # noqa: E402
+from mdf.metrics import REASON  # noqa: E402
+from mdf.operators import BatchContext, Deduplicator, Filter, Operator, Params, Refiner  # noqa: E402
+
+try:
+    from importlib.metadata import version as _v
+
+    __version__ = _v("mdf-core")
+except Exception:  # pragma: no cover - running from a source tree without metadata
+    __version__ = "0.0.0+dev"
+
+__all__ = [
+    "REASON",
+    "BatchContext",
+    "Deduplicator",
+    "Filter",
+    "MdfError",
+    "Operator",
+    "OperatorError",
+    "Params",
+    "PluginError",
+    "Reader",
+    "RecipeError",
+    "Refiner",
+    "Shard",
+    "Writer",
+    "__version__",
+    "hookimpl",
+]

@@ -1,0 +1,20 @@
+"""Built-in readers and writers, registered through the same hooks as any third-party plugin."""
+
+from __future__ import annotations
+
+from mdf import hookimpl
+from mdf.io.jsonl import JsonlReader, JsonlWriter
+from mdf.io.parquet import ParquetReader, ParquetWriter
+from mdf.registry import Registry
+
+
+@hookimpl
+def mdf_register_readers(registry: Registry) -> None:
+    registry.add(ParquetReader)
+    registry.add(JsonlReader)
+
+
+@hookimpl
+def mdf_register_writers(registry: Registry) -> None:
+    registry.add(ParquetWriter)
+    registry.add(JsonlWriter)

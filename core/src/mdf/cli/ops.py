@@ -1,0 +1,75 @@
+"""``mdf ops``: every registered operator, its kind, plugin, parameters (type, default) and doc."""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from typing import Any
+
+import click
+from pydantic_core import PydanticUndefined
+from rich.console import Console
+from rich.table import Table
+
+from mdf.plugins import load_plugins
+
+
+def describe(cls: Any) -> dict[str, Any]:
+    params = []
+    for name, f in cls.Params.model_fields.items():
+        default = None if f.default is PydanticUndefined else f.default
+        if f.default_factory is not None:
+            default = f.default_factory()
+        params.append(
+            {
+                "name": name,
+                "type": _type_name(f.annotation),
+                "default": default,
+                "required": f.is_required(),
+                "doc": f.description or "",
+            }
+        )
+    return {"name": cls.name, "kind": cls.kind, "doc": cls.doc(), "params": params}
+
+
+def _type_name(annotation: Any) -> str:
+    """Readable type: ``int | None``, ``list[str]``, ``file path`` (pydantic's FilePath)."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        meta = " ".join(str(m) for m in args[1:])
+        return "file path" if "file" in meta else _type_name(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in args)
+    if origin is not None:
+        inner = ", ".join(_type_name(a) for a in args)
+        return f"{getattr(origin, '__name__', str(origin))}[{inner}]" if inner else str(origin.__name__)
+    if annotation is type(None):
+        return "None"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+@click.command("ops")
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+def command(as_json: bool) -> None:
+    """List every operator with its parameters."""
+    plugins = load_plugins()
+    rows = []
+    for name, cls in plugins.operators.items():
+        d = describe(cls)
+        d["plugin"] = plugins.operators.owner(name).plugin
+        d["distribution"] = plugins.operators.owner(name).distribution
+        rows.append(d)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    table = Table(title=f"{len(rows)} operator(s)", title_justify="left", show_lines=True)
+    for col in ("operator", "kind", "plugin", "parameters", "doc"):
+        table.add_column(col)
+    for d in rows:
+        params = "\n".join(
+            f"{p['name']}: {p['type']}" + (" (required)" if p["required"] else f" = {p['default']!r}")
+            for p in d["params"]
+        )
+        table.add_row(d["name"], d["kind"], d["plugin"], params or "-", d["doc"])
+    Console(width=160).print(table)

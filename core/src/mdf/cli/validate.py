@@ -1,0 +1,20 @@
+"""``mdf validate RECIPE``: every check ``mdf run`` does before work, and nothing else."""
+
+from __future__ import annotations
+
+import click
+
+from mdf.executor import prepare
+from mdf.recipe import load_recipe
+
+
+@click.command("validate")
+@click.argument("recipe", type=click.Path(dir_okay=False))
+@click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help="override a recipe key")
+def command(recipe: str, overrides: tuple[str, ...]) -> None:
+    """Check RECIPE: names, parameters, input files. Exit 2 with the YAML path when something is wrong."""
+    plan = prepare(load_recipe(recipe, list(overrides)))
+    ops = sum(len(s.operators) for s in plan.recipe.stages)
+    click.echo(
+        f"ok: {recipe}: {len(plan.recipe.stages)} stage(s), {ops} operator(s), {len(plan.shards)} input shard(s)"
+    )

@@ -1,0 +1,115 @@
+"""What every executor shares: planning (all checks before work), the per-batch operator chain, outputs.
+
+:func:`prepare` does everything that can fail because of the recipe or the input listing (resolving names,
+validating parameters, listing shards, reading Parquet footers) so a bad run fails with exit code 2 before a
+single batch is read. :func:`run_chain` is the one definition of what happens to a batch, used by the inline
+loop and by Ray stage actors alike, which is what makes both executors give the same rows.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from mdf.io.base import Reader, Shard, Writer
+from mdf.metrics import RunMetrics
+from mdf.operators import BatchContext, Deduplicator, Operator
+from mdf.plugins import Plugins, load_plugins
+from mdf.recipe import Recipe, StageSpec, build_component, build_operator
+from mdf.state import InProcessKeyState
+
+
+@dataclass
+class Plan:
+    """A recipe resolved against the installed plugins, with its input listed."""
+
+    recipe: Recipe
+    plugins: Plugins
+    reader: Reader
+    shards: list[Shard]
+    batch_rows: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def output_dir(self) -> str:
+        return str(self.recipe.writer.params.get("path", "."))
+
+
+def prepare(recipe: Recipe, plugins: Plugins | None = None) -> Plan:
+    plugins = plugins or load_plugins()
+    reader = build_component(plugins.readers, recipe.reader, "reader")
+    shards = reader.shards()
+    return Plan(recipe, plugins, reader, shards, recipe.executor.batch_rows)
+
+
+def build_stage(plugins: Plugins, stage: StageSpec, index: int) -> list[Operator]:
+    """Construct a stage's operators (in the worker that will run them)."""
+    return [build_operator(plugins, op, f"stages[{index}].operators[{j}]") for j, op in enumerate(stage.operators)]
+
+
+def attach_state(operators: list[Operator], state: Any) -> None:
+    for op in operators:
+        if isinstance(op, Deduplicator):
+            op.attach_state(state)
+
+
+def run_chain(
+    operators: list[Operator], batch: pa.RecordBatch, ctx: BatchContext
+) -> tuple[pa.RecordBatch, list[pa.RecordBatch]]:
+    """Pass a batch through operators in order; return the kept rows and every rejected piece."""
+    rejected: list[pa.RecordBatch] = []
+    for op in operators:
+        if batch.num_rows == 0:
+            break
+        batch, rej = op.process(batch, ctx)
+        if rej is not None and rej.num_rows:
+            rejected.append(rej)
+    return batch, rejected
+
+
+@dataclass
+class Outputs:
+    """The kept-rows writer and the optional rejected-rows writer of a run."""
+
+    writer: Writer
+    rejected: Writer | None
+
+    @classmethod
+    def build(cls, plan: Plan) -> Outputs:
+        r = plan.recipe
+        rej = build_component(plan.plugins.writers, r.rejected, "rejected") if r.rejected else None
+        return cls(build_component(plan.plugins.writers, r.writer, "writer"), rej)
+
+    def commit(self, shard_id: str) -> list[str]:
+        paths = self.writer.commit(shard_id)
+        if self.rejected is not None:
+            paths += self.rejected.commit(shard_id)
+        return paths
+
+    def close(self) -> None:
+        self.writer.close()
+        if self.rejected is not None:
+            self.rejected.close()
+
+
+ProgressFn = Callable[[str, int, int], None]
+
+
+def run_recipe(recipe: Recipe, progress: Any = None, plugins: Plugins | None = None) -> RunMetrics:
+    """Plan and run a recipe with the executor it names; write ``metrics.json`` beside the output."""
+    from mdf.executor.inline import InlineExecutor
+
+    plan = prepare(recipe, plugins)
+    executors = {"inline": InlineExecutor}
+    executor = executors[recipe.executor.type](plan)
+    metrics = executor.run(progress)
+    metrics.write_json(os.path.join(plan.output_dir, "metrics.json"))
+    return metrics
+
+
+def new_key_state() -> InProcessKeyState:
+    return InProcessKeyState()

@@ -1,0 +1,93 @@
+"""The inline executor: one process, shard by shard, batch by batch through every stage.
+
+It is the reference semantics: the Ray executor must produce the same part files. Reading the next batch and
+writing the previous one overlap with the operators through a small thread pool (Arrow releases the GIL for
+Parquet decode/encode and compression), which is where most of the time goes on filter-only pipelines.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import pyarrow as pa
+
+from mdf.executor.base import Outputs, Plan, attach_state, build_stage, new_key_state, run_chain
+from mdf.metrics import RunMetrics, count_reasons
+from mdf.operators import BatchContext, split_rejected
+
+
+class InlineExecutor:
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+
+    def run(self, progress: Any = None) -> RunMetrics:
+        plan = self.plan
+        stages = [build_stage(plan.plugins, s, i) for i, s in enumerate(plan.recipe.stages)]
+        operators = [op for ops in stages for op in ops]
+        attach_state(operators, new_key_state())
+        outputs = Outputs.build(plan)
+        metrics = RunMetrics(executor="inline", shards=len(plan.shards))
+        if progress is not None:
+            progress.start(plan, [s.name for s in plan.recipe.stages])
+        start = time.perf_counter()
+        io_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mdf-write")
+        pending: list[Future[None]] = []
+        try:
+            for shard in plan.shards:
+                offset = 0
+                for index, batch in enumerate(_prefetch(plan.reader.read(shard, plan.batch_rows))):
+                    metrics.rows_read += batch.num_rows
+                    metrics.batches += 1
+                    batch, rej = split_rejected(batch)
+                    rejected = [rej] if rej is not None else []
+                    if rej is not None:
+                        count_reasons(rej, metrics.reader_reasons)
+                    kept, more = run_chain(operators, batch, BatchContext(shard.id, index, offset))
+                    offset += batch.num_rows
+                    rejected += more
+                    metrics.rows_written += kept.num_rows
+                    metrics.rows_rejected += sum(r.num_rows for r in rejected)
+                    while len(pending) >= 2:  # bound memory: at most two batches wait for the writer
+                        pending.pop(0).result()
+                    pending.append(io_pool.submit(self._write, outputs, shard.id, kept, rejected))
+                    if progress is not None:
+                        progress.update(stages, metrics)
+                for f in pending:
+                    f.result()
+                pending.clear()
+                io_pool.submit(outputs.commit, shard.id).result()
+        except BaseException:
+            outputs.close()
+            raise
+        finally:
+            io_pool.shutdown(wait=True)
+        metrics.wall_s = time.perf_counter() - start
+        metrics.stages = [
+            {"name": spec.name, "operators": [op.metrics for op in ops]}
+            for spec, ops in zip(plan.recipe.stages, stages, strict=True)
+        ]
+        if progress is not None:
+            progress.stop()
+        return metrics
+
+    @staticmethod
+    def _write(outputs: Outputs, shard_id: str, kept: pa.RecordBatch, rejected: list[pa.RecordBatch]) -> None:
+        outputs.writer.write(kept, shard_id)
+        if outputs.rejected is not None:
+            for r in rejected:
+                outputs.rejected.write(r, shard_id)
+
+
+def _prefetch(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Read one batch ahead in a thread so decoding overlaps with the operators."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mdf-read") as pool:
+        future = pool.submit(next, batches, None)
+        while True:
+            batch = future.result()
+            if batch is None:
+                return
+            future = pool.submit(next, batches, None)
+            yield batch

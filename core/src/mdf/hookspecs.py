@@ -1,0 +1,72 @@
+"""Every hook mdf calls, in one place: this module is the plugin API reference.
+
+A plugin is a module (usually ``<package>.plugin``) exposed through the entry-point group ``mdf`` whose
+functions are decorated with :data:`mdf.hookimpl` and named after the hooks below. Built-in readers and
+writers are registered through these same hooks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from mdf.recipe import Recipe
+    from mdf.registry import Registry
+
+hookspec = pluggy.HookspecMarker("mdf")
+
+
+@hookspec
+def mdf_register_operators(registry: Registry) -> None:
+    """Add the plugin's operator classes.
+
+    Call ``registry.add(OperatorClass)`` once per class. The class must subclass :class:`mdf.Filter`,
+    :class:`mdf.Refiner` or :class:`mdf.Deduplicator` and have a ``name`` no other plugin uses; the registry
+    raises :class:`mdf.errors.PluginError` otherwise and records which distribution contributed the class.
+
+    :param registry: the operator registry.
+    :return: nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def mdf_register_readers(registry: Registry) -> None:
+    """Add the plugin's reader classes (subclasses of :class:`mdf.Reader`), keyed by their ``name``.
+
+    The name is what a recipe writes as ``reader: {type: NAME}``.
+
+    :param registry: the reader registry.
+    :return: nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def mdf_register_writers(registry: Registry) -> None:
+    """Add the plugin's writer classes (subclasses of :class:`mdf.Writer`), keyed by their ``name``.
+
+    The name is what a recipe writes as ``writer: {type: NAME}`` or ``rejected: {type: NAME}``.
+
+    :param registry: the writer registry.
+    :return: nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def mdf_recipe_loaded(recipe: Recipe) -> Any:
+    """Inspect a recipe after it validated and before any work starts.
+
+    Raise :class:`mdf.errors.RecipeError` (with the YAML path) to refuse a recipe the plugin cannot serve, for
+    example an operator combination that cannot work. Return value is ignored.
+
+    :param recipe: the validated recipe.
+
+    .. versionadded:: 0.1
+    """

@@ -1,0 +1,74 @@
+"""Reader and Writer base classes.
+
+A reader lists *shards* (a file, or a piece of a big file) and streams record batches from one shard; a
+writer writes the kept rows of a shard to one part file named after the shard, atomically on commit, so a
+crashed or retried shard never leaves half a file behind and re-running a shard replaces its output.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pyarrow as pa
+
+from mdf.operators import Component
+
+
+@dataclass(frozen=True)
+class Shard:
+    """A unit of input owned by exactly one loader.
+
+    :param id: stable name used for output part files (``cc-00001``, ``big-rg0004``).
+    :param path: the file it comes from.
+    :param start: first row group / byte offset of the piece (``None`` = whole file).
+    :param stop: end (exclusive) of the piece.
+    :param rows: row count when the format tells it without reading (Parquet footers), else ``None``.
+    """
+
+    id: str
+    path: str
+    size: int = 0
+    start: int | None = None
+    stop: int | None = None
+    rows: int | None = None
+
+
+class Reader(Component):
+    """Lists shards and streams batches of at most ``batch_rows`` rows from one of them.
+
+    Rows that cannot be decoded are yielded too, in batches carrying a non-null ``_reason`` column (and the raw
+    record in ``_raw`` where there is one), so the executor can route them to the rejected output.
+    """
+
+    kind: ClassVar[str] = "reader"
+
+    @abstractmethod
+    def shards(self) -> list[Shard]:
+        """Return every shard of the input, in a stable order. Raise before any work if input is missing."""
+
+    @abstractmethod
+    def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """Yield the shard's records in file order as batches of at most ``batch_rows`` rows."""
+
+
+class Writer(Component, ABC):
+    """Writes batches of one shard into a part file that appears only on :meth:`commit`."""
+
+    kind: ClassVar[str] = "writer"
+
+    @abstractmethod
+    def write(self, batch: pa.RecordBatch, shard_id: str) -> None:
+        """Append ``batch`` to the (temporary) part file of ``shard_id``."""
+
+    def commit(self, shard_id: str) -> list[str]:
+        """Make the shard's part file(s) visible atomically; return their paths."""
+        return []
+
+    def abort(self, shard_id: str) -> None:
+        """Drop whatever was written for ``shard_id`` (the shard will be redone)."""
+
+    def close(self) -> None:
+        """Release resources at the end of the run."""

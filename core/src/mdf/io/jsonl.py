@@ -1,0 +1,239 @@
+"""JSON Lines reader (plain, .gz, .zst; streamed) and writer.
+
+Blocks of whole lines are parsed by Arrow's multi-threaded JSON reader. Only when a block fails (a line that
+is not JSON, invalid UTF-8, a value of the wrong type) is that one block re-parsed line by line, so good
+lines are kept and each bad line goes to the rejected output with its reason and raw text; clean input never
+pays for the slow path.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+import json
+import os
+from collections.abc import Iterator
+from typing import IO, Any
+
+import pyarrow as pa
+import pyarrow.json as pajson
+from pydantic import Field
+
+from mdf.errors import InputError
+from mdf.io.base import Reader, Shard
+from mdf.io.files import PartFiles
+from mdf.io.sharding import expand_paths, shard_ids
+from mdf.metrics import REASON
+from mdf.operators import Params
+
+
+def open_stream(path: str, mode: str = "rb", compression: str | None = None) -> IO[bytes]:
+    """Open a plain, gzip or zstd file as a binary stream; ``compression`` defaults to the file's extension."""
+    if compression is None:
+        compression = "gz" if path.endswith(".gz") else "zst" if path.endswith((".zst", ".zstd")) else "none"
+    if compression == "gz":
+        return gzip.open(path, mode)  # type: ignore[return-value]
+    if compression == "zst":
+        import zstandard
+
+        raw = open(path, mode)  # noqa: SIM115 - the returned stream owns it
+        if "r" in mode:
+            return zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)  # type: ignore[return-value]
+        return zstandard.ZstdCompressor(level=3).stream_writer(raw, closefd=True)  # type: ignore[return-value]
+    return open(path, mode)
+
+
+class JsonlReader(Reader):
+    """Reads JSON Lines (.jsonl, .jsonl.gz, .jsonl.zst); bad lines go to rejected with their reason."""
+
+    name = "jsonl"
+
+    class Params(Params):
+        paths: list[str] = Field(min_length=1, description="files, folders or globs ('**' allowed)")
+        columns: list[str] | None = Field(None, description="fields to keep (missing ones read as null)")
+        block_bytes: int = Field(8 << 20, ge=1 << 16, description="bytes parsed at once")
+        bytes_per_shard: int = Field(0, ge=0, description="cut uncompressed files into byte ranges (0 = file)")
+
+    def shards(self) -> list[Shard]:
+        files = expand_paths(self.params.paths)
+        out: list[Shard] = []
+        step = self.params.bytes_per_shard
+        for path, sid in zip(files, shard_ids(files), strict=True):
+            size = os.path.getsize(path)
+            if step and size > step and not path.endswith((".gz", ".zst", ".zstd")):
+                for i, start in enumerate(range(0, size, step)):
+                    out.append(Shard(f"{sid}-b{i:05d}", path, size, start, min(start + step, size)))
+            else:
+                out.append(Shard(sid, path, size))
+        return out
+
+    def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        schema: pa.Schema | None = None
+        try:
+            for block in _line_blocks(shard, self.params.block_bytes):
+                table, rejected = _parse_block(block, schema, shard)
+                if table is not None and table.num_rows:
+                    if schema is None:  # later blocks parse against it; null-typed fields stay free
+                        schema = pa.schema([f for f in table.schema if not pa.types.is_null(f.type)])
+                    table = self._project(table)
+                    yield from table.to_batches(max_chunksize=batch_rows)
+                if rejected is not None:
+                    yield rejected
+        except OSError as exc:
+            raise InputError(f"cannot read JSONL file {shard.path}: {exc}") from exc
+
+    def _project(self, table: pa.Table) -> pa.Table:
+        cols = self.params.columns
+        if not cols:
+            return table
+        arrays = [table.column(c) if c in table.column_names else pa.nulls(table.num_rows, pa.string()) for c in cols]
+        return pa.Table.from_arrays(arrays, names=cols)
+
+
+def _line_blocks(shard: Shard, block_bytes: int) -> Iterator[bytes]:
+    """Yield blocks of whole lines. A byte-range shard owns the lines that *start* inside its range."""
+    with open_stream(shard.path) as f:
+        remaining = None
+        if shard.start is not None:
+            f.seek(max(shard.start - 1, 0))
+            if shard.start > 0:
+                f.readline()  # finish the line that began before the range (a preceding "\n" ends it at once)
+            remaining = (shard.stop or 0) - f.tell()
+        tail = b""
+        while True:
+            if remaining is not None and remaining <= 0:
+                if tail:
+                    yield tail + f.readline()
+                return
+            chunk = f.read(block_bytes if remaining is None else min(block_bytes, remaining))
+            if not chunk:
+                if tail.strip():
+                    yield tail
+                return
+            if remaining is not None:
+                remaining -= len(chunk)
+            data = tail + chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                tail = data
+                continue
+            tail = data[cut + 1 :]
+            yield data[: cut + 1]
+
+
+def _parse_block(block: bytes, schema: pa.Schema | None, shard: Shard) -> tuple[pa.Table | None, pa.RecordBatch | None]:
+    opts = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
+    try:
+        table = pajson.read_json(
+            io.BytesIO(block), read_options=pajson.ReadOptions(block_size=len(block) + 1), parse_options=opts
+        )
+        return table, None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return _parse_lines(block, schema, shard)
+
+
+def _parse_lines(block: bytes, schema: pa.Schema | None, shard: Shard) -> tuple[pa.Table | None, pa.RecordBatch]:
+    """Slow path for a block that failed: sort lines into good records and rejected raw lines with reasons."""
+    good: list[dict[str, Any]] = []
+    raw: list[str] = []
+    reasons: list[str] = []
+    for line in block.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raw.append(line.decode("utf-8", "replace"))
+            reasons.append(f"reader:invalid_utf8 at byte {exc.start}")
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raw.append(text)
+            reasons.append(f"reader:bad_json: {exc.msg} at column {exc.colno}")
+            continue
+        if not isinstance(obj, dict):
+            raw.append(text)
+            reasons.append(f"reader:not_an_object: {type(obj).__name__}")
+            continue
+        good.append(obj)
+        raw.append(text)
+        reasons.append("")
+    table = _rows_to_table(good, schema, raw, reasons)
+    bad = [(r, why) for r, why in zip(raw, reasons, strict=True) if why]
+    rejected = pa.RecordBatch.from_arrays(
+        [
+            pa.array([r for r, _ in bad], pa.string()),
+            pa.array([w for _, w in bad], pa.string()),
+            pa.repeat(pa.scalar(shard.id), len(bad)),
+        ],
+        names=["_raw", REASON, "_shard"],
+    )
+    return table, rejected
+
+
+def _rows_to_table(
+    rows: list[dict[str, Any]], schema: pa.Schema | None, raw: list[str], reasons: list[str]
+) -> pa.Table | None:
+    if not rows:
+        return None
+    try:
+        return pa.Table.from_pylist(rows, schema=_widen(schema, rows))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass
+    # one record has a value of the wrong type for the schema: find it and reject it
+    ok_rows, j = [], 0
+    for i, why in enumerate(reasons):
+        if why:
+            continue
+        row = rows[j]
+        j += 1
+        try:
+            pa.Table.from_pylist([row], schema=_widen(schema, [row]))
+            ok_rows.append(row)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            reasons[i] = f"reader:type_mismatch: {exc}"
+    return pa.Table.from_pylist(ok_rows, schema=_widen(schema, ok_rows)) if ok_rows else None
+
+
+def _widen(schema: pa.Schema | None, rows: list[dict[str, Any]]) -> pa.Schema | None:
+    """The block schema plus any new fields the rows bring (inferred), like the fast path's ``infer``."""
+    if schema is None:
+        return None
+    extra = {k for r in rows for k in r} - set(schema.names)
+    if not extra:
+        return schema
+    inferred = pa.Table.from_pylist([{k: r.get(k) for k in extra} for r in rows]).schema
+    return pa.unify_schemas([schema, inferred])
+
+
+class JsonlWriter(PartFiles):
+    """Writes one JSON Lines part file per shard (optionally .gz / .zst), atomically; bytes become base64."""
+
+    name = "jsonl"
+
+    class Params(Params):
+        path: str = Field(description="output folder")
+        compression: str = Field("none", pattern="^(none|gz|zst)$", description="none, gz or zst")
+
+    @property
+    def suffix(self) -> str:  # type: ignore[override]
+        return ".jsonl" + ("" if self.params.compression == "none" else "." + self.params.compression)
+
+    def _open(self, tmp_path: str, schema: pa.Schema) -> IO[bytes]:
+        return open_stream(tmp_path, "wb", compression=self.params.compression)
+
+    def _write(self, handle: IO[bytes], batch: pa.RecordBatch) -> None:
+        lines = [json.dumps(row, ensure_ascii=False, default=_json_default) for row in batch.to_pylist()]
+        if lines:
+            handle.write(("\n".join(lines) + "\n").encode("utf-8"))
+
+    def _close(self, handle: IO[bytes]) -> None:
+        handle.close()
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return str(value)

@@ -1,0 +1,51 @@
+"""Turn the recipe's path globs into files and stable shard ids."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from pathlib import Path
+
+from mdf.errors import RecipeError
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_EXTENSIONS = (".parquet", ".jsonl", ".json", ".ndjson", ".gz", ".zst", ".zstd", ".warc", ".tar")
+
+
+def expand_paths(patterns: list[str], yaml_path: str = "reader.paths") -> list[str]:
+    """Expand globs (``**`` allowed) and directories to a sorted, de-duplicated list of files.
+
+    Raises :class:`RecipeError` naming the pattern when it matches nothing, before any work is done.
+    """
+    files: list[str] = []
+    for i, pattern in enumerate(patterns):
+        p = os.path.expanduser(pattern)
+        if os.path.isdir(p):
+            matched = [str(f) for f in sorted(Path(p).rglob("*")) if f.is_file() and not f.name.startswith((".", "_"))]
+        else:
+            matched = sorted(f for f in glob.glob(p, recursive=True) if os.path.isfile(f))
+        if not matched:
+            raise RecipeError(
+                f"no input file matches {pattern!r} (cwd {os.getcwd()}); fix the path or glob",
+                f"{yaml_path}[{i}]",
+            )
+        files.extend(matched)
+    return sorted(dict.fromkeys(os.path.abspath(f) for f in files))
+
+
+def shard_ids(files: list[str]) -> list[str]:
+    """Stable, file-system-safe names: the path relative to the files' common folder, extensions dropped.
+
+    ``data/a/cc-1.parquet, data/b/cc-1.parquet`` become ``a__cc-1, b__cc-1`` so outputs never collide.
+    """
+    if not files:
+        return []
+    root = os.path.commonpath([os.path.dirname(f) for f in files])
+    ids = []
+    for f in files:
+        rel = os.path.relpath(f, root)
+        while rel.lower().endswith(_EXTENSIONS):
+            rel = os.path.splitext(rel)[0]
+        ids.append(_UNSAFE.sub("_", rel.replace(os.sep, "__")))
+    return ids

@@ -1,0 +1,218 @@
+"""Operator base classes and the batch contract.
+
+A batch is a ``pyarrow.RecordBatch``. Operators work on whole columns; each kind has exactly one abstract
+method and the base class owns the loop around it: counting, timing and routing dropped rows (with a reason)
+to the rejected output. That keeps every shipped operator small and makes the accounting
+``rows in = kept + rejected`` hold by construction rather than by each author's care.
+
+A row is rejected through one convention everywhere (readers, refiners, filters): a string column named
+``_reason`` whose non-null entries mark rows that leave the pipeline, e.g. ``text_length_filter:too_short``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from mdf.errors import MissingDependencyError, OperatorError
+from mdf.metrics import REASON, OperatorMetrics
+from pydantic import BaseModel, ConfigDict
+
+
+class Params(BaseModel):
+    """Base of every operator's parameter model: typed, documented, unknown keys refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class BatchContext:
+    """Where a batch comes from, so stateful operators can name a row (``shard_id`` + ``row_offset + i``)."""
+
+    shard_id: str
+    batch_index: int
+    row_offset: int
+
+
+class Component:
+    """What operators, readers and writers share: a registry name, typed params, optional dependencies."""
+
+    name: ClassVar[str] = ""
+    kind: ClassVar[str] = "component"
+    Params: ClassVar[type[Params]] = Params
+    requires: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, **params: Any) -> None:
+        self.check_requirements()
+        self.params = self.Params(**params)
+
+    @classmethod
+    def check_requirements(cls) -> None:
+        """Raise an ImportError that names the ``pip install`` for any missing optional dependency."""
+        missing = [spec for mod, spec in cls.requires.items() if importlib.util.find_spec(mod) is None]
+        if missing:
+            raise MissingDependencyError(
+                f"{cls.kind} '{cls.name}' needs {', '.join(missing)}: pip install {' '.join(missing)}"
+            )
+
+    @classmethod
+    def doc(cls) -> str:
+        """First line of the class docstring, for ``mdf ops``."""
+        return (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+
+
+class Operator(Component, ABC):
+    """Common part of every operator kind.
+
+    Subclasses set ``name`` (the registry key), may nest a ``Params`` model, may list optional dependencies in
+    ``requires`` (``{"import_name": "pip spec"}``), and implement their kind's one abstract method. Heavy state
+    (models, tables) belongs in :meth:`setup`, which runs once in the worker that uses the operator, so operator
+    instances stay cheap to construct during recipe validation.
+    """
+
+    kind: ClassVar[str] = "operator"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.metrics = OperatorMetrics(self.name, self.kind)
+        self._ready = False
+
+    def setup(self) -> None:
+        """Load heavy state once per worker (models, lookup tables). Called before the first batch."""
+
+    def ensure_setup(self) -> None:
+        if not self._ready:
+            self.setup()
+            self._ready = True
+
+    def process(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        """Run the operator on one batch: returns ``(kept, rejected)``; ``rejected`` carries ``_reason``."""
+        self.ensure_setup()
+        start = time.perf_counter()
+        try:
+            kept, rejected = self._apply(batch, ctx)
+        except (OperatorError, MissingDependencyError):
+            raise
+        except Exception as exc:
+            raise OperatorError(
+                f"operator '{self.name}' failed on batch {ctx.batch_index} of shard '{ctx.shard_id}': "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        self.metrics.record(batch.num_rows, kept.num_rows, rejected, time.perf_counter() - start)
+        return kept, rejected
+
+    @abstractmethod
+    def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        """Kind-specific loop around the one abstract method of the kind."""
+
+
+class Filter(Operator):
+    """Keeps rows for which :meth:`keep` is true; dropped rows go to ``rejected`` with a reason."""
+
+    kind = "filter"
+
+    @abstractmethod
+    def keep(self, batch: pa.RecordBatch) -> pa.BooleanArray | tuple[pa.BooleanArray, pa.Array | str]:
+        """Return a boolean mask (null counts as drop), optionally with a reason.
+
+        The reason is one string for every dropped row, or a string array aligned with the batch whose
+        entries for dropped rows say why (entries for kept rows are ignored).
+        """
+
+    def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        result = self.keep(batch)
+        mask, reasons = result if isinstance(result, tuple) else (result, "dropped")
+        if isinstance(mask, pa.ChunkedArray):
+            mask = mask.combine_chunks()
+        if len(mask) != batch.num_rows:
+            raise OperatorError(
+                f"filter '{self.name}' returned a mask of {len(mask)} rows for a batch of {batch.num_rows}"
+            )
+        if mask.null_count:
+            mask = pc.fill_null(mask, False)
+        if pc.all(mask).as_py() is not False:  # every row kept (True), or empty batch (None)
+            return batch, None
+        dropped = pc.invert(mask)
+        if isinstance(reasons, str):
+            reason_col = pa.repeat(pa.scalar(f"{self.name}:{reasons}"), batch.num_rows - mask.true_count)
+        else:
+            picked = pc.fill_null(pc.filter(reasons, dropped), "dropped")
+            reason_col = pc.binary_join_element_wise(pa.scalar(self.name), picked, ":")
+        rejected = batch.filter(dropped).append_column(REASON, reason_col)
+        return batch.filter(mask), rejected
+
+
+class Refiner(Operator):
+    """Adds or replaces columns; may reject rows by returning a ``_reason`` column (null = keep)."""
+
+    kind = "refiner"
+
+    @abstractmethod
+    def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """Return the batch with new or changed columns, same number of rows, same order."""
+
+    def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        out = self.refine(batch)
+        if out.num_rows != batch.num_rows:
+            raise OperatorError(
+                f"refiner '{self.name}' returned {out.num_rows} rows for {batch.num_rows}; "
+                "a refiner must keep every row (reject rows with a '_reason' column instead)"
+            )
+        return split_rejected(out, prefix=self.name)
+
+
+class Deduplicator(Operator):
+    """Keeps the first row seen for each key; the key-state service decides what "seen" means.
+
+    :meth:`keys` returns one key per row (``uint64``; null = never a duplicate). Rows whose key was claimed
+    by an earlier row are rejected with reason ``duplicate``. The executor attaches the state with
+    :meth:`attach_state` before the first batch (an in-process key set inline, bucket actors on Ray).
+    """
+
+    kind = "deduplicator"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.state: Any = None
+
+    @abstractmethod
+    def keys(self, batch: pa.RecordBatch) -> pa.Array:
+        """Return one ``uint64`` key per row (hash of what makes two rows the same)."""
+
+    def attach_state(self, state: Any) -> None:
+        self.state = state
+
+    def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        if self.state is None:
+            raise OperatorError(f"deduplicator '{self.name}' has no key state attached by the executor")
+        keys = self.keys(batch)
+        is_new = self.state.claim(self.name, keys, ctx)
+        if keys.null_count:
+            is_new = pc.or_kleene(is_new, pc.is_null(keys))
+        is_new = pc.fill_null(is_new, True)
+        if is_new.true_count == batch.num_rows:
+            return batch, None
+        dup = pc.invert(is_new)
+        reason = pa.repeat(pa.scalar(f"{self.name}:duplicate"), batch.num_rows - is_new.true_count)
+        return batch.filter(is_new), batch.filter(dup).append_column(REASON, reason)
+
+
+def split_rejected(batch: pa.RecordBatch, prefix: str | None = None) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+    """Split a batch carrying a ``_reason`` column into ``(kept without _reason, rejected with it)``."""
+    idx = batch.schema.get_field_index(REASON)
+    if idx < 0:
+        return batch, None
+    reason = batch.column(idx)
+    kept_batch = batch.remove_column(idx)
+    if reason.null_count == batch.num_rows:
+        return kept_batch, None
+    bad = pc.is_valid(reason)
+    if prefix:
+        reason = pc.binary_join_element_wise(pa.scalar(prefix), reason, ":")
+        batch = batch.set_column(idx, REASON, reason)
+    return kept_batch.filter(pc.invert(bad)), batch.filter(bad)

@@ -1,0 +1,118 @@
+"""The one plugin-manager factory: built-ins first, then entry points of group ``mdf``.
+
+Nothing is imported or registered at import time of :mod:`mdf`; the first caller of :func:`load_plugins`
+pays for it once per process. A plugin that fails to import, or whose hook raises, is recorded with its
+error (``mdf plugins`` shows it) and skipped, so one broken package never takes the others down.
+``MDF_DISABLE_PLUGINS=a,b`` blocks plugins by entry-point name.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import pluggy
+from importlib_metadata import entry_points
+
+from mdf import hookspecs
+from mdf.errors import PluginError
+from mdf.io.base import Reader, Writer
+from mdf.operators import Operator
+from mdf.registry import BUILTIN, Owner, Registry
+
+ENTRY_POINT_GROUP = "mdf"
+DISABLE_ENV = "MDF_DISABLE_PLUGINS"
+_HOOKS = {"mdf_register_operators": "operators", "mdf_register_readers": "readers", "mdf_register_writers": "writers"}
+
+
+@dataclass
+class PluginInfo:
+    """What ``mdf plugins`` prints about one plugin."""
+
+    name: str
+    distribution: str
+    version: str
+    contributed: dict[str, list[str]] = field(default_factory=dict)
+    error: str | None = None
+    disabled: bool = False
+
+
+@dataclass
+class Plugins:
+    """A loaded plugin manager with its three registries and a report per plugin."""
+
+    manager: pluggy.PluginManager
+    operators: Registry
+    readers: Registry
+    writers: Registry
+    infos: list[PluginInfo]
+
+
+def disabled_names() -> frozenset[str]:
+    return frozenset(n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip())
+
+
+def get_plugin_manager(disabled: frozenset[str] = frozenset()) -> tuple[pluggy.PluginManager, list[PluginInfo]]:
+    """Create a plugin manager with the built-ins and every importable, non-disabled entry point."""
+    from mdf import builtin
+
+    pm = pluggy.PluginManager("mdf")
+    pm.add_hookspecs(hookspecs)
+    pm.register(builtin, name="builtin")
+    infos = [PluginInfo("builtin", BUILTIN.distribution, _version("mdf-core"))]
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        dist = ep.dist.name if ep.dist else "?"
+        info = PluginInfo(ep.name, dist, ep.dist.version if ep.dist else "?")
+        infos.append(info)
+        if ep.name in disabled:
+            info.disabled = True
+            continue
+        try:
+            pm.register(ep.load(), name=ep.name)
+        except Exception as exc:  # a broken plugin is reported, not fatal
+            info.error = f"{type(exc).__name__}: {exc}"
+    pm.check_pending()
+    return pm, infos
+
+
+@lru_cache(maxsize=4)
+def _load(disabled: frozenset[str]) -> Plugins:
+    pm, infos = get_plugin_manager(disabled)
+    by_name = {i.name: i for i in infos}
+    regs = {
+        "operators": Registry("operator", Operator),
+        "readers": Registry("reader", Reader),
+        "writers": Registry("writer", Writer),
+    }
+    for hook, key in _HOOKS.items():
+        registry = regs[key]
+        for impl in getattr(pm.hook, hook).get_hookimpls():
+            info = by_name[impl.plugin_name]
+            if info.error:
+                continue
+            registry.current_owner = Owner(info.name, info.distribution, info.version)
+            before = set(registry.names())
+            try:
+                impl.function(registry=registry)
+            except PluginError as exc:
+                info.error = str(exc)
+            except Exception as exc:
+                info.error = f"hook {hook} raised {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
+            info.contributed.setdefault(key, []).extend(sorted(set(registry.names()) - before))
+    return Plugins(pm, regs["operators"], regs["readers"], regs["writers"], infos)
+
+
+def load_plugins() -> Plugins:
+    """Return the process-wide plugin set (honouring ``MDF_DISABLE_PLUGINS`` as it is now)."""
+    return _load(disabled_names())
+
+
+def _version(dist: str) -> str:
+    from importlib_metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "dev"

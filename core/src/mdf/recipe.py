@@ -1,0 +1,177 @@
+"""YAML recipe -> validated :class:`Recipe`, failing before any work with the YAML path, the value and the fix.
+
+Validation is two-level: pydantic checks the recipe's own shape (unknown keys refused), then each reader,
+operator and writer's ``Params`` model checks its parameters, with its errors re-rooted under the recipe path
+(``stages[1].operators[0].min_length``). Relative paths in a recipe are relative to the working directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from mdf.errors import MissingDependencyError, RecipeError
+from mdf.overrides import apply_overrides
+from mdf.plugins import Plugins, load_plugins
+from mdf.validation import format_validation_error
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ReplicasSpec(_Spec):
+    """How many actors a stage may use: at least ``min`` must be placed, up to ``max`` are created."""
+
+    min: int = Field(1, ge=1)
+    max: int = Field(1, ge=1)
+
+    @model_validator(mode="after")
+    def _order(self) -> ReplicasSpec:
+        if self.max < self.min:
+            raise ValueError(f"max ({self.max}) is below min ({self.min}); make max >= min")
+        return self
+
+
+class ResourcesSpec(_Spec):
+    """Per-replica resources; ``gpu`` may be fractional (0.5 = two replicas share a GPU)."""
+
+    cpu: float = Field(1.0, ge=0)
+    gpu: float = Field(0.0, ge=0)
+    memory_mb: int | None = Field(None, gt=0)
+    custom: dict[str, float] = Field(default_factory=dict)
+
+
+class OperatorSpec(_Spec):
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_yaml(cls, value: Any) -> Any:
+        """Accept ``op_name``, ``{op_name: {params}}`` and ``{op_name: null}``."""
+        if isinstance(value, str):
+            return {"name": value}
+        if isinstance(value, dict) and len(value) == 1 and "name" not in value:
+            ((name, params),) = value.items()
+            if params is not None and not isinstance(params, dict):
+                raise ValueError(f"parameters of '{name}' must be a mapping, got {params!r}")
+            return {"name": name, "params": params or {}}
+        raise ValueError(f"an operator is written 'name' or 'name: {{param: value}}', got {value!r}")
+
+
+class StageSpec(_Spec):
+    name: str
+    operators: list[OperatorSpec] = Field(min_length=1)
+    replicas: ReplicasSpec = Field(default_factory=ReplicasSpec)
+    resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
+
+    @field_validator("replicas", mode="before")
+    @classmethod
+    def _replicas_int(cls, value: Any) -> Any:
+        return {"min": value, "max": value} if isinstance(value, int) else value
+
+
+class ComponentSpec(BaseModel):
+    """``{type: NAME, ...params}`` for a reader or writer; params are checked by the class's own model."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class ExecutorSpec(_Spec):
+    type: Literal["inline"] = "inline"
+    batch_rows: int = Field(8192, gt=0, description="rows per batch")
+
+
+class Recipe(_Spec):
+    """A validated recipe. ``source`` is the file it came from (for messages and reports)."""
+
+    reader: ComponentSpec
+    stages: list[StageSpec] = Field(min_length=1)
+    writer: ComponentSpec
+    rejected: ComponentSpec | None = None
+    executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
+    source: str = ""
+
+    @model_validator(mode="after")
+    def _unique_stage_names(self) -> Recipe:
+        seen: set[str] = set()
+        for i, stage in enumerate(self.stages):
+            if stage.name in seen:
+                raise ValueError(f"stages[{i}].name '{stage.name}' is used twice; give each stage its own name")
+            seen.add(stage.name)
+        return self
+
+
+def load_recipe(path: str | Path, overrides: list[str] | None = None, plugins: Plugins | None = None) -> Recipe:
+    """Read, override, validate and resolve a recipe file. Raises :class:`RecipeError` on any problem."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text())
+    except FileNotFoundError:
+        raise RecipeError(f"recipe file {str(p)!r} not found; check the path") from None
+    except yaml.YAMLError as exc:
+        raise RecipeError(f"{p} is not valid YAML: {exc}") from None
+    return parse_recipe(data, overrides, plugins, source=str(p))
+
+
+def parse_recipe(
+    data: Any, overrides: list[str] | None = None, plugins: Plugins | None = None, source: str = "<recipe>"
+) -> Recipe:
+    if not isinstance(data, dict):
+        raise RecipeError(f"{source}: a recipe is a mapping with reader, stages and writer; got {type(data).__name__}")
+    data = apply_overrides(data, overrides or [])
+    try:
+        recipe = Recipe.model_validate({**data, "source": source})
+    except ValidationError as exc:
+        raise format_validation_error(exc, root="", model=Recipe) from None
+    check_components(recipe, plugins or load_plugins())
+    (plugins or load_plugins()).manager.hook.mdf_recipe_loaded(recipe=recipe)
+    return recipe
+
+
+def check_components(recipe: Recipe, plugins: Plugins) -> None:
+    """Resolve every type/operator name and validate its parameters by constructing it (cheap: no setup())."""
+    build_component(plugins.readers, recipe.reader, "reader")
+    build_component(plugins.writers, recipe.writer, "writer", dry_run=True)
+    if recipe.rejected is not None:
+        build_component(plugins.writers, recipe.rejected, "rejected", dry_run=True)
+    for i, stage in enumerate(recipe.stages):
+        for j, op in enumerate(stage.operators):
+            build_operator(plugins, op, f"stages[{i}].operators[{j}]")
+
+
+def build_operator(plugins: Plugins, spec: OperatorSpec, path: str) -> Any:
+    cls = plugins.operators.get(spec.name, path)
+    return _construct(cls, spec.params, path)
+
+
+def build_component(registry: Any, spec: ComponentSpec, path: str, dry_run: bool = False) -> Any:
+    """Construct a reader/writer. ``dry_run`` only validates params (writers create folders when built)."""
+    cls = registry.get(spec.type, f"{path}.type")
+    if dry_run:
+        try:
+            cls.check_requirements()
+            return cls.Params(**spec.params)
+        except ValidationError as exc:
+            raise format_validation_error(exc, root=path, model=cls.Params) from None
+        except MissingDependencyError as exc:
+            raise RecipeError(str(exc), path) from None
+    return _construct(cls, spec.params, path)
+
+
+def _construct(cls: type, params: dict[str, Any], path: str) -> Any:
+    try:
+        return cls(**params)
+    except ValidationError as exc:
+        raise format_validation_error(exc, root=path, model=cls.Params) from None
+    except MissingDependencyError as exc:
+        raise RecipeError(str(exc), path) from None

@@ -1,0 +1,40 @@
+"""The end-of-run table: one row per operator, then the run's totals and its accounting check."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from mdf.metrics import RunMetrics
+
+
+def _top_reasons(reasons: dict[str, int], n: int = 3) -> str:
+    items = sorted(reasons.items(), key=lambda kv: -kv[1])[:n]
+    return ", ".join(f"{k.split(':', 1)[-1]} {v:,}" for k, v in items)
+
+
+def metrics_table(m: RunMetrics) -> Table:
+    rate = m.rows_read / m.wall_s if m.wall_s > 0 else 0.0
+    check = "balanced" if m.balanced else "MISMATCH"
+    table = Table(
+        title=f"mdf run ({m.executor}): {m.rows_read:,} read -> {m.rows_written:,} kept + {m.rows_rejected:,} "
+        f"rejected ({check}) in {m.wall_s:.2f}s ({rate:,.0f} rec/s)",
+        title_justify="left",
+    )
+    for col in ("stage", "operator", "rows in", "rows out", "pass", "rejected (top reasons)", "time s", "rec/s"):
+        table.add_column(col, justify="right" if col in ("rows in", "rows out", "pass", "time s", "rec/s") else "left")
+    if m.reader_reasons:
+        n = sum(m.reader_reasons.values())
+        table.add_row("read", "reader", "", "", "", f"{n:,}: {_top_reasons(m.reader_reasons)}", "", "")
+    for stage in m.stages:
+        for op in stage["operators"]:
+            table.add_row(
+                stage["name"],
+                op.name,
+                f"{op.rows_in:,}",
+                f"{op.rows_out:,}",
+                f"{op.pass_rate:.1%}",
+                f"{op.rows_rejected:,}" + (f": {_top_reasons(op.reasons)}" if op.reasons else ""),
+                f"{op.time_s:.3f}",
+                f"{op.rows_per_s:,.0f}",
+            )
+    return table

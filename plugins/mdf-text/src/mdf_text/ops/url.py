@@ -1,0 +1,100 @@
+"""``url_filter``: drop rows whose URL host (or any parent domain of it) is blocklisted.
+
+Hosts are extracted with one RE2 pass over the column and looked up per *distinct* host (web crawls repeat
+hosts heavily, so dictionary-encoding first shrinks the work), walking up the parent domains
+(``a.b.example.com -> b.example.com -> example.com -> com``) with vectorised ``is_in`` passes, one per label.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from mdf import Filter, Params
+from pydantic import Field, FilePath, model_validator
+
+# scheme (optional, "//" required), optional userinfo, then the host: a bracketed IPv6 literal or up to : / ? #
+_HOST_RE = r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//(?:[^@/?#]*@)?(?P<host>\[[^\]/?#]*\]|[^:/?#\[\]]*)"
+_BAD_HOST_CHARS = r"[\s<>\"{}|\\^`%]"
+
+
+def read_blocklist(path: str | Path) -> list[str]:
+    """Domains from a file: one a line, ``#`` starts a comment, ``*.`` and surrounding dots ignored."""
+    out = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        domain = normalize_domain(line.split("#", 1)[0])
+        if domain:
+            out.append(domain)
+    return out
+
+
+def normalize_domain(domain: str) -> str:
+    d = domain.strip().lower()
+    d = d.removeprefix("*.")
+    return d.strip(".")
+
+
+def url_hosts(urls: pa.Array) -> pa.Array:
+    """Lower-cased host of each URL (IPv6 brackets and trailing dot removed); null when there is none."""
+    host = pc.struct_field(pc.extract_regex(urls, _HOST_RE), "host")
+    host = pc.utf8_rtrim(pc.utf8_trim(pc.utf8_lower(host), "[]"), ".")
+    bad = pc.or_kleene(pc.equal(pc.utf8_length(host), 0), pc.match_substring_regex(host, _BAD_HOST_CHARS))
+    return pc.if_else(bad, pa.scalar(None, pa.string()), host)
+
+
+def domains_blocked(hosts: pa.Array, blocklist: pa.Array) -> pa.BooleanArray:
+    """True where the host or one of its parent domains is in ``blocklist``; false for null hosts."""
+    blocked = pc.fill_null(pc.is_in(hosts, value_set=blocklist), False)
+    current = hosts
+    while True:
+        has_parent = pc.fill_null(pc.match_substring(current, "."), False)
+        if not pc.any(has_parent).as_py():
+            return blocked
+        parent = pc.replace_substring_regex(current, r"^[^.]*\.", "", max_replacements=1)
+        current = pc.if_else(has_parent, parent, pa.scalar(None, pa.string()))
+        blocked = pc.or_(blocked, pc.fill_null(pc.is_in(current, value_set=blocklist), False))
+
+
+class UrlFilter(Filter):
+    """Drop rows whose URL host or a parent domain is blocklisted (or has a blocked word); bad URLs dropped."""
+
+    name = "url_filter"
+
+    class Params(Params):
+        column: str = Field("url", description="string column holding the URL")
+        blocklist: FilePath | None = Field(None, description="file of domains, one a line, '#' comments")
+        domains: list[str] = Field(default_factory=list, description="more blocked domains, inline")
+        block_words: list[str] = Field(default_factory=list, description="drop URLs containing any (any case)")
+
+        @model_validator(mode="after")
+        def _something_to_block(self) -> UrlFilter.Params:
+            if self.blocklist is None and not self.domains and not self.block_words:
+                raise ValueError("nothing to filter on; give blocklist, domains or block_words")
+            return self
+
+    def setup(self) -> None:
+        p = self.params
+        domains = [normalize_domain(d) for d in p.domains]
+        if p.blocklist is not None:
+            domains += read_blocklist(p.blocklist)
+        self._blocklist = pa.array(sorted(set(filter(None, domains))), pa.string())
+        words = [w for w in p.block_words if w]
+        self._word_re = "|".join(re.escape(w) for w in words) if words else None
+
+    def keep(self, batch: pa.RecordBatch) -> tuple[pa.BooleanArray, pa.Array]:
+        urls = batch.column(self.params.column)
+        encoded = pc.dictionary_encode(urls)  # look each distinct URL host up once
+        hosts = url_hosts(encoded.dictionary)
+        bad = pc.take(pc.is_null(hosts), encoded.indices)
+        blocked = pc.take(domains_blocked(hosts, self._blocklist), encoded.indices)
+        bad = pc.fill_null(bad, True)  # null URL
+        blocked = pc.fill_null(blocked, False)
+        if self._word_re is not None:
+            worded = pc.fill_null(pc.match_substring_regex(urls, self._word_re, ignore_case=True), False)
+        else:
+            worded = pa.repeat(pa.scalar(False), len(urls))
+        drop = pc.or_(pc.or_(bad, blocked), worded)
+        reason = pc.if_else(bad, "bad_url", pc.if_else(blocked, "blocked_domain", "blocked_word"))
+        return pc.invert(drop), reason
