@@ -55,8 +55,7 @@ def _set(node: Any, parts: list[str | int], value: Any, key: str) -> None:
             if last:
                 node[part] = value
                 return
-            node[part] = _descend_operator(node[part], parts[i + 1])
-            node = node[part]
+            node[part], node = _descend_operator(node[part], parts[i + 1])
             continue
         if not isinstance(node, dict):
             raise RecipeError(f"override {key!r}: cannot set {part!r} inside {node!r}")
@@ -70,12 +69,13 @@ def _set(node: Any, parts: list[str | int], value: Any, key: str) -> None:
         node = child
 
 
-def _descend_operator(item: Any, next_part: str | int) -> Any:
-    """``operators[1].min_length`` means the params of the one-key operator mapping ``{name: params}``."""
+def _descend_operator(item: Any, next_part: str | int) -> tuple[Any, Any]:
+    """Return ``(item, node to descend into)``: ``operators[1].min_length`` reaches the operator's params."""
     if isinstance(item, str):
         item = {item: {}}
     if isinstance(item, dict) and len(item) == 1 and next_part not in item:
         ((name, params),) = item.items()
         if params is None or isinstance(params, dict):
-            return {name: params or {}}
-    return item
+            params = params or {}
+            return {name: params}, params
+    return item, item

@@ -178,6 +178,8 @@ def _rows_to_table(
 ) -> pa.Table | None:
     if not rows:
         return None
+    if schema is None:  # no clean block seen yet: the first non-null value of each field sets its type
+        schema = _first_types(rows)
     try:
         return pa.Table.from_pylist(rows, schema=_widen(schema, rows))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
@@ -195,6 +197,16 @@ def _rows_to_table(
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             reasons[i] = f"reader:type_mismatch: {exc}"
     return pa.Table.from_pylist(ok_rows, schema=_widen(schema, ok_rows)) if ok_rows else None
+
+
+def _first_types(rows: list[dict[str, Any]]) -> pa.Schema:
+    types: dict[str, pa.DataType] = {}
+    for row in rows:
+        for k, v in row.items():
+            if v is not None and k not in types:
+                types[k] = pa.array([v]).type
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    return pa.schema([(k, types.get(k, pa.null())) for k in names])
 
 
 def _widen(schema: pa.Schema | None, rows: list[dict[str, Any]]) -> pa.Schema | None:

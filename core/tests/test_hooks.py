@@ -1,0 +1,112 @@
+"""Every hook in mdf.hookspecs has a test here (checked by the last test, datasette style)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pyarrow as pa
+import pytest
+from mdf import Filter, RecipeError, Writer, hookimpl, hookspecs
+from mdf.io.parquet import ParquetReader
+from mdf.plugins import load_plugins
+from mdf.recipe import parse_recipe
+
+
+class KeepAll(Filter):
+    """Keeps every row."""
+
+    name = "keep_all_filter"
+
+    def keep(self, batch):
+        return pa.repeat(pa.scalar(True), batch.num_rows)
+
+
+class NullWriter(Writer):
+    """Discards everything."""
+
+    name = "null_writer"
+
+    def write(self, batch, shard_id):
+        pass
+
+
+class TinyReader(ParquetReader):
+    """Parquet under another name."""
+
+    name = "tiny_reader"
+
+
+class Plugin:
+    seen: list = []
+
+    @hookimpl
+    def mdf_register_operators(self, registry):
+        registry.add(KeepAll)
+
+    @hookimpl
+    def mdf_register_readers(self, registry):
+        registry.add(TinyReader)
+
+    @hookimpl
+    def mdf_register_writers(self, registry):
+        registry.add(NullWriter)
+
+    @hookimpl
+    def mdf_recipe_loaded(self, recipe):
+        self.seen.append(recipe)
+        if any(s.name == "forbidden" for s in recipe.stages):
+            raise RecipeError("stage name 'forbidden' is refused by the test plugin", "stages[0].name")
+
+
+@pytest.fixture
+def plugins():
+    p = load_plugins()
+    p.manager.register(Plugin(), name="test-plugin")
+    # registries are filled when plugins load; add what the hooks would add, through the hooks themselves
+    for hook, reg in (
+        ("mdf_register_operators", p.operators),
+        ("mdf_register_readers", p.readers),
+        ("mdf_register_writers", p.writers),
+    ):
+        for impl in getattr(p.manager.hook, hook).get_hookimpls():
+            if impl.plugin_name == "test-plugin":
+                impl.function(registry=reg)
+    yield p
+    p.manager.unregister(name="test-plugin")
+
+
+def _recipe(tmp_path, stage="s"):
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"x": [1]}), tmp_path / "in.parquet")
+    return {
+        "reader": {"type": "tiny_reader", "paths": [str(tmp_path / "in.parquet")]},
+        "stages": [{"name": stage, "operators": ["keep_all_filter"]}],
+        "writer": {"type": "null_writer"},
+    }
+
+
+def test_mdf_register_operators(plugins):
+    assert "keep_all_filter" in plugins.operators
+
+
+def test_mdf_register_readers(plugins):
+    assert plugins.readers.get("tiny_reader") is TinyReader
+
+
+def test_mdf_register_writers(plugins):
+    assert plugins.writers.get("null_writer") is NullWriter
+
+
+def test_mdf_recipe_loaded(plugins, tmp_path):
+    Plugin.seen.clear()
+    recipe = parse_recipe(_recipe(tmp_path), plugins=plugins)
+    assert Plugin.seen == [recipe]
+    with pytest.raises(RecipeError, match="refused by the test plugin"):
+        parse_recipe(_recipe(tmp_path, stage="forbidden"), plugins=plugins)
+
+
+def test_every_hook_has_a_test():
+    hooks = [n for n, _ in inspect.getmembers(hookspecs, inspect.isfunction) if n.startswith("mdf_")]
+    tested = {n.removeprefix("test_") for n in globals() if n.startswith("test_mdf_")}
+    assert hooks and set(hooks) <= tested, f"hooks without a test: {set(hooks) - tested}"

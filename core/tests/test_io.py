@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import zstandard
+from mdf.errors import InputError
+from mdf.io.jsonl import JsonlReader, JsonlWriter
+from mdf.io.parquet import ParquetReader, ParquetWriter
+from mdf.metrics import REASON
+from mdf.operators import split_rejected
+
+
+def read_all(reader, batch_rows=1000):
+    kept, rejected = [], []
+    for shard in reader.shards():
+        for batch in reader.read(shard, batch_rows):
+            k, r = split_rejected(batch)
+            if k.num_rows:
+                kept.append(k)
+            if r is not None:
+                rejected.append(r)
+    return kept, rejected
+
+
+def test_parquet_shards_by_row_group_ranges_cover_every_row_once(tmp_path):
+    pq.write_table(pa.table({"i": list(range(1000))}), tmp_path / "big.parquet", row_group_size=100)
+    reader = ParquetReader(paths=[str(tmp_path / "big.parquet")], row_groups_per_shard=3)
+    shards = reader.shards()
+    assert [s.id for s in shards][:2] == ["big-rg00000", "big-rg00003"] and len(shards) == 4
+    assert sum(s.rows for s in shards) == 1000
+    kept, _ = read_all(reader, batch_rows=64)
+    assert [i for b in kept for i in b.column("i").to_pylist()] == list(range(1000))
+    assert max(b.num_rows for b in kept) <= 64
+
+
+def test_shard_ids_do_not_collide_across_folders(tmp_path):
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+        pq.write_table(pa.table({"i": [1]}), tmp_path / sub / "part.parquet")
+    ids = [s.id for s in ParquetReader(paths=[str(tmp_path / "**/*.parquet")]).shards()]
+    assert ids == ["a__part", "b__part"]
+
+
+def test_corrupt_parquet_names_the_file(tmp_path):
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(InputError, match=r"bad\.parquet"):
+        ParquetReader(paths=[str(bad)]).shards()
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".zst"])
+def test_jsonl_reads_plain_gzip_zstd(tmp_path, suffix):
+    lines = "".join(json.dumps({"id": i, "text": f"t{i}"}) + "\n" for i in range(500)).encode()
+    path = tmp_path / f"d.jsonl{suffix}"
+    data = {"": lambda b: b, ".gz": gzip.compress, ".zst": lambda b: zstandard.ZstdCompressor().compress(b)}
+    path.write_bytes(data[suffix](lines))
+    kept, rejected = read_all(JsonlReader(paths=[str(path)], block_bytes=1 << 16))
+    assert [i for b in kept for i in b.column("id").to_pylist()] == list(range(500))
+    assert not rejected
+
+
+def test_jsonl_bad_lines_are_rejected_with_reasons_and_good_lines_kept(tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(
+        b'{"id": 1, "text": "ok"}\n'
+        b'{"id": 2, "text": "broken\n'
+        b'{"id": 3, "text": "caf\xe9 latin-1"}\n'
+        b"[1, 2]\n"
+        b"\n"
+        b'{"id": 4, "text": "also ok"}\n'
+        b'{"id": 5, "text": 17}\n'
+    )
+    kept, rejected = read_all(JsonlReader(paths=[str(path)]))
+    assert [i for b in kept for i in b.column("id").to_pylist()] == [1, 4]
+    reasons = [r for b in rejected for r in b.column(REASON).to_pylist()]
+    assert len(reasons) == 4
+    assert reasons[0].startswith("reader:bad_json") and reasons[1].startswith("reader:invalid_utf8")
+    assert reasons[2] == "reader:not_an_object: list" and reasons[3].startswith("reader:type_mismatch")
+    raws = [r for b in rejected for r in b.column("_raw").to_pylist()]
+    assert raws[0] == '{"id": 2, "text": "broken'
+
+
+def test_jsonl_byte_range_shards_own_each_line_exactly_once(tmp_path):
+    rows = [{"id": i, "text": "x" * (i % 37)} for i in range(2000)]
+    path = tmp_path / "big.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for step in (1 << 12, 5000, 65537):
+        reader = JsonlReader(paths=[str(path)], bytes_per_shard=step, block_bytes=1 << 16)
+        assert len(reader.shards()) == -(-os.path.getsize(path) // step)
+        kept, rejected = read_all(reader)
+        assert [i for b in kept for i in b.column("id").to_pylist()] == list(range(2000)), step
+        assert not rejected
+
+
+def test_jsonl_projection_fills_missing_fields_with_null(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"id": 1, "text": "a", "extra": 1}\n{"id": 2}\n')
+    kept, _ = read_all(JsonlReader(paths=[str(path)], columns=["id", "text", "url"]))
+    t = pa.Table.from_batches(kept)
+    assert t.column_names == ["id", "text", "url"]
+    assert t.column("text").to_pylist() == ["a", None] and t.column("url").null_count == 2
+
+
+def test_parquet_writer_is_atomic_and_pieces_on_schema_change(tmp_path):
+    w = ParquetWriter(path=str(tmp_path / "out"))
+    w.write(pa.RecordBatch.from_pydict({"a": [1]}), "s1")
+    assert os.listdir(tmp_path / "out") == ["s1.parquet.tmp"]
+    w.write(pa.RecordBatch.from_pydict({"a": [2], "b": ["x"]}), "s1")
+    paths = w.commit("s1")
+    assert [os.path.basename(p) for p in paths] == ["s1.parquet", "s1.1.parquet"]
+    assert sorted(os.listdir(tmp_path / "out")) == ["s1.1.parquet", "s1.parquet"]
+    assert pq.read_table(paths[1]).column("b").to_pylist() == ["x"]
+    assert pq.read_metadata(paths[0]).row_group(0).column(0).compression == "ZSTD"
+
+
+def test_writer_abort_leaves_nothing(tmp_path):
+    w = JsonlWriter(path=str(tmp_path / "o"), compression="gz")
+    w.write(pa.RecordBatch.from_pydict({"a": [1], "b": [b"\x00\x01"]}), "s")
+    w.abort("s")
+    assert os.listdir(tmp_path / "o") == []
+
+
+def test_jsonl_writer_roundtrip(tmp_path):
+    w = JsonlWriter(path=str(tmp_path / "o"), compression="zst")
+    w.write(pa.RecordBatch.from_pydict({"a": [1, None], "s": ["é", "b"]}), "s")
+    (path,) = w.commit("s")
+    assert path.endswith("s.jsonl.zst")
+    kept, _ = read_all(JsonlReader(paths=[path]))
+    assert pa.Table.from_batches(kept).to_pylist() == [{"a": 1, "s": "é"}, {"a": None, "s": "b"}]

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from mdf.errors import RecipeError
+from mdf.executor import prepare
+from mdf.overrides import apply_overrides
+from mdf.recipe import load_recipe, parse_recipe
+
+
+@pytest.fixture
+def data(tmp_path):
+    pq.write_table(pa.table({"id": ["a"], "url": ["https://x.org/"], "text": ["hello world"]}), tmp_path / "a.parquet")
+    return tmp_path
+
+
+def recipe(data, **changes):
+    r = {
+        "reader": {"type": "parquet", "paths": [str(data / "*.parquet")]},
+        "stages": [
+            {
+                "name": "clean",
+                "operators": [{"text_length_filter": {"min_length": 5}}, {"url_filter": {"domains": ["x.org"]}}],
+            }
+        ],
+        "writer": {"type": "parquet", "path": str(data / "out")},
+    }
+    r.update(changes)
+    return r
+
+
+def error_of(data_dict, overrides=None) -> RecipeError:
+    with pytest.raises(RecipeError) as exc:
+        prepare(parse_recipe(data_dict, overrides))
+    return exc.value
+
+
+def test_valid_recipe_parses_with_defaults(data):
+    r = parse_recipe(recipe(data))
+    assert r.executor.type == "inline" and r.stages[0].replicas.min == 1
+    assert r.stages[0].operators[0].params == {"min_length": 5}
+
+
+def test_unknown_operator_has_did_you_mean(data):
+    r = recipe(data)
+    r["stages"][0]["operators"][0] = {"text_lenght_filter": {"min_length": 5}}
+    err = error_of(r)
+    assert str(err) == (
+        "stages[0].operators[0]: unknown operator 'text_lenght_filter'; did you mean 'text_length_filter'?"
+    )
+
+
+def test_wrong_parameter_type_names_path_and_value(data):
+    r = recipe(data)
+    r["stages"][0]["operators"][0] = {"text_length_filter": {"min_length": "long"}}
+    err = error_of(r)
+    assert err.path == "stages[0].operators[0].min_length"
+    assert "'long'" in str(err)
+
+
+def test_unknown_parameter_lists_allowed_ones(data):
+    r = recipe(data)
+    r["stages"][0]["operators"][0] = {"text_length_filter": {"min_len": 5}}
+    err = error_of(r)
+    assert err.path == "stages[0].operators[0].min_len"
+    assert "unknown key 'min_len'; allowed: column, max_length, min_length" in str(err)
+
+
+def test_unknown_top_level_key(data):
+    err = error_of(recipe(data, writter={"type": "parquet"}))
+    assert err.path == "writter" and "allowed:" in str(err) and "writer" in str(err)
+
+
+def test_missing_reader_paths(data):
+    err = error_of(recipe(data, reader={"type": "parquet"}))
+    assert err.path == "reader.paths" and "missing" in str(err)
+
+
+def test_no_matching_input_files(data):
+    err = error_of(recipe(data, reader={"type": "parquet", "paths": [str(data / "nope-*.parquet")]}))
+    assert err.path == "reader.paths[0]" and "no input file matches" in str(err)
+
+
+def test_missing_column_is_reported_before_work(data):
+    err = error_of(recipe(data, reader={"type": "parquet", "paths": [str(data / "a.parquet")], "columns": ["txt"]}))
+    assert err.path == "reader.columns" and "'txt'" in str(err)
+
+
+def test_missing_blocklist_file(data):
+    r = recipe(data)
+    r["stages"][0]["operators"][1] = {"url_filter": {"blocklist": str(data / "missing.txt")}}
+    assert error_of(r).path == "stages[0].operators[1].blocklist"
+
+
+def test_replicas_bounds_checked(data):
+    r = recipe(data)
+    r["stages"][0]["replicas"] = {"min": 3, "max": 2}
+    assert "make max >= min" in str(error_of(r))
+
+
+def test_bad_writer_type(data):
+    err = error_of(recipe(data, writer={"type": "parquett", "path": "x"}))
+    assert err.path == "writer.type" and "did you mean 'parquet'" in str(err)
+
+
+def test_overrides_reach_nested_keys_and_operator_params(data):
+    r = parse_recipe(
+        recipe(data),
+        ["executor.batch_rows=16", "stages[0].operators[0].min_length=9", "stages.0.replicas.max=3"],
+    )
+    assert r.executor.batch_rows == 16
+    assert r.stages[0].operators[0].params == {"min_length": 9}
+    assert r.stages[0].replicas.max == 3
+
+
+def test_override_errors_are_recipe_errors():
+    with pytest.raises(RecipeError, match="has no '='"):
+        apply_overrides({}, ["executor.type"])
+    with pytest.raises(RecipeError, match="no list item 5"):
+        apply_overrides({"stages": []}, ["stages[5].name=x"])
+
+
+def test_load_recipe_reports_bad_yaml(tmp_path):
+    p = tmp_path / "r.yaml"
+    p.write_text("reader: [unclosed\n")
+    with pytest.raises(RecipeError, match="not valid YAML"):
+        load_recipe(p)

@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_mdf(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run the installed ``mdf`` command (the way users do) and capture its output."""
+    full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
+    exe = Path(sys.executable).with_name("mdf")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "mdf.cli"]
+    return subprocess.run([*cmd, *args], cwd=cwd or ROOT, env=full_env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def mdf():
+    return run_mdf
