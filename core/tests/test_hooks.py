@@ -10,6 +10,7 @@ from mdf import Filter, RecipeError, Writer, hookimpl, hookspecs
 from mdf.io.parquet import ParquetReader
 from mdf.plugins import load_plugins
 from mdf.recipe import parse_recipe
+from mdf.testing import register_plugin
 
 
 class KeepAll(Filter):
@@ -61,16 +62,7 @@ class Plugin:
 @pytest.fixture
 def plugins():
     p = load_plugins()
-    p.manager.register(Plugin(), name="test-plugin")
-    # registries are filled when plugins load; add what the hooks would add, through the hooks themselves
-    for hook, reg in (
-        ("mdf_register_operators", p.operators),
-        ("mdf_register_readers", p.readers),
-        ("mdf_register_writers", p.writers),
-    ):
-        for impl in getattr(p.manager.hook, hook).get_hookimpls():
-            if impl.plugin_name == "test-plugin":
-                impl.function(registry=reg)
+    register_plugin(p, Plugin(), "test-plugin")
     yield p
     p.manager.unregister(name="test-plugin")
 

@@ -6,11 +6,12 @@ import pytest
 from mdf.errors import RecipeError
 from mdf.executor import prepare
 from mdf.overrides import apply_overrides
+from mdf.plugins import load_plugins
 from mdf.recipe import load_recipe, parse_recipe
 
 
 @pytest.fixture
-def data(tmp_path):
+def data(tmp_path, core_plugins):
     pq.write_table(pa.table({"id": ["a"], "url": ["https://x.org/"], "text": ["hello world"]}), tmp_path / "a.parquet")
     return tmp_path
 
@@ -21,7 +22,7 @@ def recipe(data, **changes):
         "stages": [
             {
                 "name": "clean",
-                "operators": [{"text_length_filter": {"min_length": 5}}, {"url_filter": {"domains": ["x.org"]}}],
+                "operators": [{"char_count_filter": {"min_length": 5}}, {"listed_filter": {"values": ["x.org"]}}],
             }
         ],
         "writer": {"type": "parquet", "path": str(data / "out")},
@@ -31,8 +32,9 @@ def recipe(data, **changes):
 
 
 def error_of(data_dict, overrides=None) -> RecipeError:
+    plugins = load_plugins()
     with pytest.raises(RecipeError) as exc:
-        prepare(parse_recipe(data_dict, overrides))
+        prepare(parse_recipe(data_dict, overrides, plugins=plugins), plugins)
     return exc.value
 
 
@@ -44,16 +46,16 @@ def test_valid_recipe_parses_with_defaults(data):
 
 def test_unknown_operator_has_did_you_mean(data):
     r = recipe(data)
-    r["stages"][0]["operators"][0] = {"text_lenght_filter": {"min_length": 5}}
+    r["stages"][0]["operators"][0] = {"char_cuont_filter": {"min_length": 5}}
     err = error_of(r)
     assert str(err) == (
-        "stages[0].operators[0]: unknown operator 'text_lenght_filter'; did you mean 'text_length_filter'?"
+        "stages[0].operators[0]: unknown operator 'char_cuont_filter'; did you mean 'char_count_filter'?"
     )
 
 
 def test_wrong_parameter_type_names_path_and_value(data):
     r = recipe(data)
-    r["stages"][0]["operators"][0] = {"text_length_filter": {"min_length": "long"}}
+    r["stages"][0]["operators"][0] = {"char_count_filter": {"min_length": "long"}}
     err = error_of(r)
     assert err.path == "stages[0].operators[0].min_length"
     assert "'long'" in str(err)
@@ -61,7 +63,7 @@ def test_wrong_parameter_type_names_path_and_value(data):
 
 def test_unknown_parameter_lists_allowed_ones(data):
     r = recipe(data)
-    r["stages"][0]["operators"][0] = {"text_length_filter": {"min_len": 5}}
+    r["stages"][0]["operators"][0] = {"char_count_filter": {"min_len": 5}}
     err = error_of(r)
     assert err.path == "stages[0].operators[0].min_len"
     assert "unknown key 'min_len'; allowed: column, max_length, min_length" in str(err)
@@ -89,8 +91,8 @@ def test_missing_column_is_reported_before_work(data):
 
 def test_missing_blocklist_file(data):
     r = recipe(data)
-    r["stages"][0]["operators"][1] = {"url_filter": {"blocklist": str(data / "missing.txt")}}
-    assert error_of(r).path == "stages[0].operators[1].blocklist"
+    r["stages"][0]["operators"][1] = {"listed_filter": {"listing": str(data / "missing.txt")}}
+    assert error_of(r).path == "stages[0].operators[1].listing"
 
 
 def test_replicas_bounds_checked(data):

@@ -23,6 +23,7 @@ import pytest
 
 from mdf.metrics import REASON, RunMetrics
 from mdf.operators import BatchContext, Deduplicator, Filter, Operator
+from mdf.plugins import Plugins
 from mdf.state import InProcessKeyState
 
 
@@ -58,6 +59,20 @@ def check_operator_contract(op: Operator, batch: pa.RecordBatch, id_column: str 
     if isinstance(op, Filter) and kept.num_rows:
         again, _ = run_operator(op, kept)
         assert again.num_rows == kept.num_rows, f"{op.name}: a filter must keep all of its own kept rows"
+
+
+def register_plugin(plugins: Plugins, plugin: object, name: str) -> None:
+    """Register ``plugin`` (an object or module with hookimpls) on a loaded plugin set, running its
+    registration hooks as loading from an entry point would. For testing hooks without installing a package."""
+    plugins.manager.register(plugin, name=name)
+    for hook, registry in (
+        ("mdf_register_operators", plugins.operators),
+        ("mdf_register_readers", plugins.readers),
+        ("mdf_register_writers", plugins.writers),
+    ):
+        for impl in getattr(plugins.manager.hook, hook).get_hookimpls():
+            if impl.plugin_name == name:
+                impl.function(registry=registry)
 
 
 def read_output(path: str | Path) -> pa.Table | None:

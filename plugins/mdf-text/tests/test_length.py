@@ -41,3 +41,17 @@ def test_params_checked():
 def test_contract():
     batch = pa.RecordBatch.from_pydict({"id": [1, 2, 3], "text": ["a" * 300, "short", None]})
     check_operator_contract(TextLengthFilter(min_length=200), batch, id_column="id")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_matches_python_len_on_random_multibyte_text(seed):
+    import random
+
+    rng = random.Random(seed)
+    alphabet = ["a", "é", "日", "😀", " "]  # 1, 2, 3 and 4 UTF-8 bytes
+    texts = ["".join(rng.choices(alphabet, k=rng.randint(0, 90))) for _ in range(3000)]
+    for lo, hi in [(10, 40), (0, 5), (25, None), (1, 1)]:
+        kept, _ = run_operator(
+            TextLengthFilter(min_length=lo, max_length=hi), pa.RecordBatch.from_pydict({"text": texts})
+        )
+        assert kept.column("text").to_pylist() == [t for t in texts if lo <= len(t) and (hi is None or len(t) <= hi)]

@@ -1,7 +1,7 @@
 """``url_filter``: drop rows whose URL host (or any parent domain of it) is blocklisted.
 
 Hosts are extracted with one RE2 pass over the column and looked up per *distinct* host (web crawls repeat
-hosts heavily, so dictionary-encoding first shrinks the work), walking up the parent domains
+hosts heavily, so dictionary-encoding the hosts shrinks the work), walking up the parent domains
 (``a.b.example.com -> b.example.com -> example.com -> com``) with vectorised ``is_in`` passes, one per label.
 """
 
@@ -85,12 +85,10 @@ class UrlFilter(Filter):
 
     def keep(self, batch: pa.RecordBatch) -> tuple[pa.BooleanArray, pa.Array]:
         urls = batch.column(self.params.column)
-        encoded = pc.dictionary_encode(urls)  # look each distinct URL host up once
-        hosts = url_hosts(encoded.dictionary)
-        bad = pc.take(pc.is_null(hosts), encoded.indices)
-        blocked = pc.take(domains_blocked(hosts, self._blocklist), encoded.indices)
-        bad = pc.fill_null(bad, True)  # null URL
-        blocked = pc.fill_null(blocked, False)
+        hosts = url_hosts(urls)
+        bad = pc.is_null(hosts)
+        encoded = pc.dictionary_encode(hosts)  # a crawl repeats hosts: walk parent domains once per host
+        blocked = pc.fill_null(pc.take(domains_blocked(encoded.dictionary, self._blocklist), encoded.indices), False)
         if self._word_re is not None:
             worded = pc.fill_null(pc.match_substring_regex(urls, self._word_re, ignore_case=True), False)
         else:
