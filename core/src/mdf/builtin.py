@@ -1,11 +1,18 @@
-"""Built-in readers and writers, registered through the same hooks as any third-party plugin."""
+"""Built-in readers, writers and engine operators, registered through the same hooks as any third-party plugin."""
 
 from __future__ import annotations
 
 from mdf import hookimpl
 from mdf.io.jsonl import JsonlReader, JsonlWriter
 from mdf.io.parquet import ParquetReader, ParquetWriter
+from mdf.ops.debug import DelayRefiner, NoopRefiner
 from mdf.registry import Registry
+
+
+@hookimpl
+def mdf_register_operators(registry: Registry) -> None:
+    registry.add(NoopRefiner)
+    registry.add(DelayRefiner)
 
 
 @hookimpl

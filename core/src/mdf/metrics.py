@@ -89,6 +89,7 @@ class RunMetrics:
     wall_s: float = 0.0
     reader_reasons: dict[str, int] = field(default_factory=dict)
     stages: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def balanced(self) -> bool:
@@ -110,6 +111,7 @@ class RunMetrics:
             "rows_per_s": round(self.rows_read / self.wall_s, 1) if self.wall_s > 0 else 0.0,
             "reader_reasons": self.reader_reasons,
             "stages": [{"name": s["name"], "operators": [op.to_dict() for op in s["operators"]]} for s in self.stages],
+            **self.extra,
         }
 
     def write_json(self, path: str | os.PathLike[str]) -> Path:

@@ -47,6 +47,18 @@ class LiveProgress:
                 rows_in, rows_out = ops[0].metrics.rows_in, ops[-1].metrics.rows_out
                 self._progress.update(self._tasks[name], completed=rows_in, info=f"{rows_out:,} out")
 
+    def update_counts(self, metrics: RunMetrics) -> None:
+        """Ray runs: operator counts arrive with written batches; show rows read and rows written."""
+        if self._progress is None:
+            return
+        self._progress.update(self._tasks["read"], completed=metrics.rows_read, info=f"{metrics.batches} batches")
+        last = list(self._tasks)[-1]
+        self._progress.update(
+            self._tasks[last],
+            completed=metrics.rows_written + metrics.rows_rejected,
+            info=f"{metrics.rows_written:,} written",
+        )
+
     def stop(self) -> None:
         if self._progress is not None:
             self._progress.stop()

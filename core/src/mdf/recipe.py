@@ -86,9 +86,34 @@ class ComponentSpec(BaseModel):
         return dict(self.model_extra or {})
 
 
+def _default_executor() -> str:
+    """``ray`` when Ray is importable (the embedded default: a local Ray started for the run), else ``inline``."""
+    import importlib.util
+
+    return "ray" if importlib.util.find_spec("ray") is not None else "inline"
+
+
 class ExecutorSpec(_Spec):
-    type: Literal["inline"] = "inline"
+    """How to run. ``inline`` is one process; ``ray`` a local Ray (no ``address``) or a cluster."""
+
+    type: Literal["inline", "ray"] = Field(default_factory=_default_executor)
     batch_rows: int = Field(8192, gt=0, description="rows per batch")
+    address: str | None = Field(None, description="Ray cluster address; none = RAY_ADDRESS or a local Ray")
+    max_in_flight: int | Literal["auto"] = Field("auto", description="batch chains alive at once")
+    max_bytes_in_flight: int | None = Field(None, gt=0, description="bytes of input batches alive at once")
+    loaders: int | Literal["auto"] = Field("auto", description="loader actors (each owns disjoint shards)")
+    writers: int | Literal["auto"] = Field("auto", description="writer actors (each owns disjoint shards)")
+    max_restarts: int = Field(3, ge=0, description="times a dead actor is restarted")
+    max_task_retries: int = Field(3, ge=0, description="times a call on a dead actor is retried")
+    placement_timeout_s: float = Field(60.0, gt=0, description="wait this long for replicas to start")
+    dashboard: bool = Field(False, description="start Ray's dashboard with a local Ray")
+
+    @field_validator("max_in_flight", "loaders", "writers")
+    @classmethod
+    def _positive(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError(f"must be >= 1 or 'auto', got {value}")
+        return value
 
 
 class Recipe(_Spec):

@@ -65,3 +65,28 @@ class InProcessKeyState:
 
     def key_counts(self) -> dict[str, int]:
         return {name: len(s) for name, s in self._sets.items()}
+
+
+class KeyStateService:
+    """The key state behind a Ray actor (one bucket for now; the dedup service shards it by key)."""
+
+    def __init__(self) -> None:
+        self.state = InProcessKeyState()
+
+    def claim(self, namespace: str, keys: pa.Array, ctx: Any = None) -> pa.BooleanArray:
+        return self.state.claim(namespace, keys, ctx)
+
+    def key_counts(self) -> dict[str, int]:
+        return self.state.key_counts()
+
+
+class RemoteKeyState:
+    """What a stage actor's deduplicator talks to: ``claim`` is one round trip to the service actor."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def claim(self, namespace: str, keys: pa.Array, ctx: Any = None) -> pa.BooleanArray:
+        import ray
+
+        return ray.get(self.handle.claim.remote(namespace, keys, ctx))

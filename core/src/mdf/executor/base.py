@@ -9,7 +9,6 @@ loop and by Ray stage actors alike, which is what makes both executors give the 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,16 +95,17 @@ class Outputs:
             self.rejected.close()
 
 
-ProgressFn = Callable[[str, int, int], None]
-
-
 def run_recipe(recipe: Recipe, progress: Any = None, plugins: Plugins | None = None) -> RunMetrics:
     """Plan and run a recipe with the executor it names; write ``metrics.json`` beside the output."""
     from mdf.executor.inline import InlineExecutor
 
     plan = prepare(recipe, plugins)
-    executors = {"inline": InlineExecutor}
-    executor = executors[recipe.executor.type](plan)
+    if recipe.executor.type == "ray":
+        from mdf.executor.ray import RayExecutor
+
+        executor: Any = RayExecutor(plan)
+    else:
+        executor = InlineExecutor(plan)
     metrics = executor.run(progress)
     metrics.write_json(os.path.join(plan.output_dir, "metrics.json"))
     return metrics

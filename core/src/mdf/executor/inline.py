@@ -38,7 +38,7 @@ class InlineExecutor:
         try:
             for shard in plan.shards:
                 offset = 0
-                for index, batch in enumerate(_prefetch(plan.reader.read(shard, plan.batch_rows))):
+                for index, batch in enumerate(prefetch(plan.reader.read(shard, plan.batch_rows))):
                     metrics.rows_read += batch.num_rows
                     metrics.batches += 1
                     batch, rej = split_rejected(batch)
@@ -81,7 +81,7 @@ class InlineExecutor:
                 outputs.rejected.write(r, shard_id)
 
 
-def _prefetch(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def prefetch(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Read one batch ahead in a thread so decoding overlaps with the operators."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mdf-read") as pool:
         future = pool.submit(next, batches, None)

@@ -37,4 +37,12 @@ def metrics_table(m: RunMetrics) -> Table:
                 f"{op.time_s:.3f}",
                 f"{op.rows_per_s:,.0f}",
             )
+    stats = m.extra.get("stage_stats")
+    if stats:
+        parts = [f"{s['name']} x{s['replicas']} busy {s['utilisation']:.0%}" for s in stats]
+        table.caption = (
+            f"stages: {'; '.join(parts)}; bottleneck: {m.extra.get('bottleneck')}; "
+            f"in flight: peak {m.extra.get('peak_in_flight')} of {m.extra.get('max_in_flight')}"
+        )
+        table.caption_justify = "left"
     return table

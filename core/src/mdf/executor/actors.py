@@ -1,0 +1,164 @@
+"""The actors of a Ray run: loaders, stage replicas and writers, plus the key-state seam.
+
+They are plain classes wrapped with ``ray.remote`` by the driver, so the same code is unit-testable without
+Ray. Every actor builds its components itself from recipe specs (plugins are loaded in the worker through the
+same entry points), so models load once per actor and nothing heavy is pickled.
+
+Metrics travel *with the batch*: each stage appends the per-operator counts of that batch to the payload and
+the writer reports them once the batch is written. A batch retried after a crash therefore counts once, and a
+replica that died takes none of the run's numbers with it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from mdf.executor.base import Outputs, attach_state, build_stage, run_chain
+from mdf.io.base import Shard
+from mdf.metrics import OperatorMetrics, count_reasons
+from mdf.operators import BatchContext, split_rejected
+from mdf.plugins import load_plugins
+from mdf.recipe import ComponentSpec, StageSpec, build_component
+
+# payload passed from actor to actor: (kept rows, rejected pieces, per-operator metrics of this batch)
+Payload = tuple[pa.RecordBatch, list[pa.RecordBatch], list[OperatorMetrics]]
+
+
+class Loader:
+    """Owns a disjoint list of shards and hands out one batch per call, reading the next one meanwhile."""
+
+    def __init__(self, reader: ComponentSpec, shards: list[Shard], batch_rows: int) -> None:
+        self.reader = build_component(load_plugins().readers, reader, "reader")
+        self.shards = shards
+        self.batch_rows = batch_rows
+        self._items = self._prefetched()
+
+    def _batches(self) -> Iterator[tuple[Shard, int, int, pa.RecordBatch | None]]:
+        for shard in self.shards:
+            offset, count = 0, 0
+            for batch in self.reader.read(shard, self.batch_rows):
+                yield shard, count, offset, batch
+                offset += batch.num_rows
+                count += 1
+            yield shard, count, offset, None  # end of shard: ``count`` batches were sent
+
+    def _prefetched(self) -> Iterator[tuple[Shard, int, int, pa.RecordBatch | None]]:
+        from mdf.executor.inline import prefetch
+
+        yield from prefetch(self._batches())
+
+    def next(self) -> tuple[dict[str, Any], Payload | None]:
+        """Return ``(meta, payload)``; the driver reads only ``meta`` and forwards the payload's reference."""
+        item = next(self._items, None)
+        if item is None:
+            return {"done": True}, None
+        shard, index, offset, batch = item
+        if batch is None:
+            return {"shard": shard.id, "end": True, "batches": index}, None
+        kept, rej = split_rejected(batch)
+        reasons: dict[str, int] = {}
+        if rej is not None:
+            count_reasons(rej, reasons)
+        meta = {
+            "shard": shard.id,
+            "index": index,
+            "offset": offset,
+            "rows": batch.num_rows,
+            "nbytes": batch.nbytes,
+            "reader_reasons": reasons,
+        }
+        return meta, (kept, [rej] if rej is not None else [], [])
+
+
+class StageWorker:
+    """One replica of a stage: its operators, built in this process, applied batch after batch."""
+
+    def __init__(self, stage: StageSpec, index: int, key_state: Any = None) -> None:
+        self.operators = build_stage(load_plugins(), stage, index)
+        if key_state is not None:
+            from mdf.state import RemoteKeyState
+
+            attach_state(self.operators, RemoteKeyState(key_state))
+        self.started = time.perf_counter()
+        self.busy_s = 0.0
+        self.batches = 0
+
+    def process(self, meta: dict[str, Any], payload: Payload) -> Payload:
+        start = time.perf_counter()
+        batch, rejected, op_metrics = payload
+        ctx = BatchContext(meta["shard"], meta["index"], meta["offset"])
+        kept, more = run_chain(self.operators, batch, ctx)
+        for op in self.operators:  # hand this batch's counts downstream, start afresh
+            op_metrics.append(op.metrics)
+            op.metrics = OperatorMetrics(op.name, op.kind)
+        self.busy_s += time.perf_counter() - start
+        self.batches += 1
+        return kept, rejected + more, op_metrics
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "busy_s": self.busy_s,
+            "alive_s": time.perf_counter() - self.started,
+            "batches": self.batches,
+            "pid": os.getpid(),
+        }
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+class ShardWriter:
+    """Writes the batches of the shards it owns, in batch order, and commits each shard atomically.
+
+    Ray runs a caller's calls on one actor in submission order, and the driver submits a shard's writes in batch
+    order, so batches normally arrive in order; a batch that arrives early is held until its turn anyway, so
+    the part file has the rows in input order whatever happens upstream.
+    """
+
+    def __init__(self, writer: ComponentSpec, rejected: ComponentSpec | None) -> None:
+        writers = load_plugins().writers
+        w = build_component(writers, writer, "writer")
+        r = build_component(writers, rejected, "rejected") if rejected else None
+        self.outputs = Outputs(w, r)
+        self._next: dict[str, int] = {}
+        self._held: dict[str, dict[int, Payload]] = {}
+        self.busy_s = 0.0
+
+    def write(self, meta: dict[str, Any], payload: Payload) -> dict[str, Any]:
+        start = time.perf_counter()
+        shard, index = meta["shard"], meta["index"]
+        self._held.setdefault(shard, {})[index] = payload
+        expected = self._next.get(shard, 0)
+        while expected in self._held[shard]:
+            kept, rejected, _ = self._held[shard].pop(expected)
+            self.outputs.writer.write(kept, shard)
+            if self.outputs.rejected is not None:
+                for r in rejected:
+                    self.outputs.rejected.write(r, shard)
+            expected += 1
+        self._next[shard] = expected
+        self.busy_s += time.perf_counter() - start
+        kept, rejected, op_metrics = payload
+        return {
+            "shard": shard,
+            "rows_written": kept.num_rows,
+            "rows_rejected": sum(r.num_rows for r in rejected),
+            "operators": op_metrics,
+        }
+
+    def commit(self, shard: str, batches: int) -> list[str]:
+        if self._next.get(shard, 0) != batches:
+            raise RuntimeError(f"shard {shard}: {self._next.get(shard, 0)} of {batches} batches written at commit")
+        self._held.pop(shard, None)
+        return self.outputs.commit(shard)
+
+    def abort_all(self) -> None:
+        self.outputs.close()
+
+    def stats(self) -> dict[str, Any]:
+        return {"busy_s": self.busy_s, "pid": os.getpid()}

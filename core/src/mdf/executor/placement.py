@@ -1,0 +1,110 @@
+"""Starting or joining Ray, and placing stage replicas between ``min`` and ``max``.
+
+Replica counts are decided from the cluster's free resources before any actor is created: every stage first
+gets its ``min``, then extra replicas are handed out one per stage in turn up to ``max`` while resources last.
+Doing the arithmetic first (instead of creating ``max`` actors and seeing which start) gives a clear error that
+names the stage and the missing resources, and no actor ever waits forever for resources that are not there.
+Custom resources (``resources.custom``) pin a stage to the nodes that offer them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from mdf.errors import MdfError
+from mdf.recipe import ExecutorSpec, ResourcesSpec, StageSpec
+
+
+class PlacementError(MdfError):
+    """A stage cannot get its minimum replicas on this cluster."""
+
+    exit_code = 2
+
+
+@dataclass
+class RaySession:
+    started_here: bool
+
+    def close(self) -> None:
+        import ray
+
+        if self.started_here and ray.is_initialized():
+            ray.shutdown()
+
+
+def connect(spec: ExecutorSpec, log_dir: str) -> RaySession:
+    """Join ``address`` / ``RAY_ADDRESS`` when given, else start a quiet local Ray bound to 127.0.0.1."""
+    import ray
+
+    if ray.is_initialized():
+        return RaySession(started_here=False)
+    address = spec.address or os.environ.get("RAY_ADDRESS")
+    common: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": True, "configure_logging": True}
+    if address:
+        ray.init(address=address, **common)
+        return RaySession(started_here=True)
+    kwargs: dict[str, Any] = {"include_dashboard": spec.dashboard, "_node_ip_address": "127.0.0.1"}
+    temp = os.path.abspath(os.path.join(log_dir, "_ray"))
+    if len(temp) < 60:  # Ray puts unix sockets under its temp dir; their paths must stay short
+        kwargs["_temp_dir"] = temp
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(address="local", **common, **kwargs)
+    return RaySession(started_here=True)
+
+
+def _demand(res: ResourcesSpec) -> dict[str, float]:
+    d = {"CPU": res.cpu, "GPU": res.gpu, **res.custom}
+    if res.memory_mb:
+        d["memory"] = res.memory_mb * 1024 * 1024
+    return {k: v for k, v in d.items() if v > 0}
+
+
+def plan_replicas(stages: list[StageSpec], available: dict[str, float]) -> list[int]:
+    """Replicas per stage: all ``min``s first (or a PlacementError), then round-robin up to ``max``."""
+    free = dict(available)
+    counts = []
+    for i, stage in enumerate(stages):
+        need = _demand(stage.resources)
+        for _ in range(stage.replicas.min):
+            short = {k: v for k, v in need.items() if free.get(k, 0.0) + 1e-9 < v}
+            if short:
+                have = {k: round(free.get(k, 0.0), 3) for k in short}
+                raise PlacementError(
+                    f"stages[{i}] '{stage.name}': cannot place {stage.replicas.min} replica(s) needing {need} each; "
+                    f"missing {sorted(short)} (free now: {have}); lower replicas.min or resources, or add nodes"
+                )
+            _take(free, need)
+        counts.append(stage.replicas.min)
+    grew = True
+    while grew:
+        grew = False
+        for i, stage in enumerate(stages):
+            need = _demand(stage.resources)
+            if counts[i] < stage.replicas.max and all(free.get(k, 0.0) + 1e-9 >= v for k, v in need.items()):
+                _take(free, need)
+                counts[i] += 1
+                grew = True
+    return counts
+
+
+def _take(free: dict[str, float], need: dict[str, float]) -> None:
+    for k, v in need.items():
+        free[k] = free.get(k, 0.0) - v
+
+
+def actor_options(res: ResourcesSpec, spec: ExecutorSpec, name: str) -> dict[str, Any]:
+    opts: dict[str, Any] = {
+        "num_cpus": res.cpu,
+        "num_gpus": res.gpu,
+        "max_restarts": spec.max_restarts,
+        "max_task_retries": spec.max_task_retries,
+        "name": name,
+    }
+    if res.memory_mb:
+        opts["memory"] = res.memory_mb * 1024 * 1024
+    if res.custom:
+        opts["resources"] = dict(res.custom)
+    return opts

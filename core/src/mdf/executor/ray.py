@@ -1,0 +1,275 @@
+"""The Ray executor: pipeline parallelism by ObjectRef chaining, bounded in flight.
+
+For every batch a loader hands out, the driver submits one chain without waiting::
+
+    meta, data = loader.next()                       # the driver reads only ``meta`` (a few numbers)
+    ref = stage_1[least loaded].process(meta, data)  # each call takes the previous call's ObjectRef
+    ...
+    ref = stage_k[least loaded].process(meta, ref)
+    done = writer[owner of the shard].write(meta, ref)  # returns counts, never rows
+
+so stage ``k`` works on batch ``n`` while stage ``k-1`` works on ``n+1``, and the rows move between actors
+through the object store without passing through the driver. At most ``max_in_flight`` chains (and, if set,
+``max_bytes_in_flight`` input bytes) are alive at once: when the bound is reached the driver waits for a chain
+to finish before asking loaders for more, which is the backpressure that keeps a slow stage from filling
+memory. Writers own disjoint shards, write a shard's batches in order and commit its part file atomically when
+its last batch is written, so the files are the inline executor's, byte for byte in content.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from mdf.executor import actors
+from mdf.executor.base import Plan
+from mdf.executor.placement import actor_options, connect, plan_replicas
+from mdf.metrics import OperatorMetrics, RunMetrics
+from mdf.operators import Deduplicator
+
+
+@dataclass
+class Chain:
+    shard: str
+    nbytes: int
+    replicas: list[Any]
+
+
+@dataclass
+class Pipeline:
+    loaders: list[Any]
+    stages: list[list[Any]]
+    writers: list[Any]
+    key_state: Any = None
+    load: dict[Any, int] = field(default_factory=lambda: defaultdict(int))
+
+    def least_loaded(self, stage: int) -> Any:
+        """The replica of ``stage`` with the fewest chains in flight (ties: the first)."""
+        return min(self.stages[stage], key=lambda a: self.load[a])
+
+
+def auto_max_in_flight(replicas: list[int], loaders: int) -> int:
+    """Every replica of every stage can hold one batch running and one queued, and loaders never starve:
+    ``max(2 * sum(replicas), 2 * loaders)``. A byte bound (``max_bytes_in_flight``) caps it further."""
+    return max(2 * sum(replicas), 2 * loaders)
+
+
+class RayExecutor:
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.peak_in_flight = 0
+        self.peak_bytes_in_flight = 0
+        self.replicas: list[int] = []
+        self.max_in_flight = 0
+        self._free_before: dict[str, float] = {}
+
+    def run(self, progress: Any = None) -> RunMetrics:
+        session = connect(self.plan.recipe.executor, self.plan.output_dir)
+        self._pipe: Pipeline | None = None
+        try:
+            return self._run(progress)
+        finally:
+            self._teardown()
+            session.close()
+
+    def _teardown(self) -> None:
+        """Kill this run's actors and wait (briefly) until their resources are free again, so a following run
+        on the same cluster sees them; Ray frees them asynchronously."""
+        import ray
+
+        pipe = self._pipe
+        if pipe is None or not ray.is_initialized():
+            return
+        everyone = pipe.loaders + pipe.writers + [a for g in pipe.stages for a in g]
+        everyone += [pipe.key_state] if pipe.key_state is not None else []
+        for actor in everyone:
+            ray.kill(actor, no_restart=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            free = ray.available_resources()
+            if all(free.get(k, 0.0) + 1e-6 >= v for k, v in self._free_before.items()):
+                return
+            time.sleep(0.05)
+
+    def _start(self, run_id: str) -> Pipeline:
+        import ray
+
+        plan, spec = self.plan, self.plan.recipe.executor
+        stages = plan.recipe.stages
+        available = ray.available_resources()
+        self._free_before = {k: v for k, v in available.items() if k in ("CPU", "GPU")}
+        self.replicas = plan_replicas(stages, available)
+        n_loaders = spec.loaders if spec.loaders != "auto" else max(1, min(len(plan.shards), 2))
+        n_loaders = min(n_loaders, max(1, len(plan.shards)))
+        n_writers = spec.writers if spec.writers != "auto" else n_loaders
+        io_opts = {"num_cpus": 0, "max_restarts": 0}
+        loader_cls = ray.remote(actors.Loader).options(**io_opts)
+        reader = plan.recipe.reader
+        loaders = [loader_cls.remote(reader, plan.shards[i::n_loaders], plan.batch_rows) for i in range(n_loaders)]
+        key_state = None
+        if any(issubclass(plan.plugins.operators.get(op.name), Deduplicator) for s in stages for op in s.operators):
+            from mdf.state import KeyStateService
+
+            key_state = ray.remote(KeyStateService).options(num_cpus=0, name=f"{run_id}-keys").remote()
+        stage_actors = []
+        for i, (stage, n) in enumerate(zip(stages, self.replicas, strict=True)):
+            cls = ray.remote(actors.StageWorker)
+            group = [
+                cls.options(**actor_options(stage.resources, spec, f"{run_id}-{stage.name}-{k}")).remote(
+                    stage, i, key_state
+                )
+                for k in range(n)
+            ]
+            stage_actors.append(group)
+        rec = plan.recipe
+        writer_cls = ray.remote(actors.ShardWriter).options(**io_opts)
+        writers = [writer_cls.remote(rec.writer, rec.rejected) for _ in range(n_writers)]
+        everyone = loaders + writers + [a for g in stage_actors for a in g]
+        ready, pending = ray.wait(
+            [a.__ray_ready__.remote() for a in everyone], num_returns=len(everyone), timeout=spec.placement_timeout_s
+        )
+        ray.get(ready)  # surfaces a constructor error (bad params, missing dependency) as itself
+        if pending:
+            raise RuntimeError(f"{len(pending)} actor(s) did not start within {spec.placement_timeout_s}s")
+        self.max_in_flight = (
+            spec.max_in_flight if spec.max_in_flight != "auto" else auto_max_in_flight(self.replicas, n_loaders)
+        )
+        self._pipe = Pipeline(loaders, stage_actors, writers, key_state)
+        return self._pipe
+
+    def _run(self, progress: Any) -> RunMetrics:
+        import ray
+
+        plan = self.plan
+        run_id = f"mdf-{int(time.time() * 1000) % 10**10}"
+        start = time.perf_counter()
+        pipe = self._start(run_id)
+        metrics = RunMetrics(executor="ray", shards=len(plan.shards))
+        if progress is not None:
+            progress.start(plan, [s.name for s in plan.recipe.stages])
+        shard_owner = {s.id: pipe.writers[i % len(pipe.writers)] for i, s in enumerate(plan.shards)}
+        op_totals: dict[tuple[int, str], OperatorMetrics] = {}
+        next_call: dict[Any, Any] = {}  # meta ref -> (loader, payload ref)
+        for loader in pipe.loaders:
+            meta_ref, payload_ref = loader.next.options(num_returns=2).remote()
+            next_call[meta_ref] = (loader, payload_ref)
+        queued: list[tuple[Any, dict[str, Any], Any]] = []  # loader, meta, payload ref awaiting capacity
+        in_flight: dict[Any, Chain] = {}
+        bytes_in_flight = 0
+        expected: dict[str, int] = {}
+        written: dict[str, int] = defaultdict(int)
+        commits: list[Any] = []
+        try:
+            while next_call or queued or in_flight:
+                while queued and self._has_room(len(in_flight), bytes_in_flight, queued[0][1]["nbytes"]):
+                    loader, meta, payload_ref = queued.pop(0)
+                    ref, chain = self._submit(pipe, shard_owner, meta, payload_ref)
+                    in_flight[ref] = chain
+                    bytes_in_flight += chain.nbytes
+                    meta_ref, payload_ref = loader.next.options(num_returns=2).remote()
+                    next_call[meta_ref] = (loader, payload_ref)
+                self.peak_in_flight = max(self.peak_in_flight, len(in_flight))
+                self.peak_bytes_in_flight = max(self.peak_bytes_in_flight, bytes_in_flight)
+                waiting = list(in_flight) + (list(next_call) if not queued else [])
+                ready, _ = ray.wait(waiting, num_returns=1)
+                ready, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0)
+                for ref in ready:
+                    if ref in in_flight:
+                        chain = in_flight.pop(ref)
+                        bytes_in_flight -= chain.nbytes
+                        for actor in chain.replicas:
+                            pipe.load[actor] -= 1
+                        result = ray.get(ref)
+                        metrics.rows_written += result["rows_written"]
+                        metrics.rows_rejected += result["rows_rejected"]
+                        for k, m in enumerate(result["operators"]):
+                            op_totals.setdefault((k, m.name), OperatorMetrics(m.name, m.kind)).merge(m)
+                        written[chain.shard] += 1
+                        if written[chain.shard] == expected.get(chain.shard):
+                            commits.append(shard_owner[chain.shard].commit.remote(chain.shard, expected[chain.shard]))
+                        continue
+                    loader, payload_ref = next_call.pop(ref)
+                    meta = ray.get(ref)
+                    if meta.get("done"):
+                        continue
+                    if meta.get("end"):
+                        expected[meta["shard"]] = meta["batches"]
+                        if written[meta["shard"]] == meta["batches"]:
+                            commits.append(shard_owner[meta["shard"]].commit.remote(meta["shard"], meta["batches"]))
+                        meta_ref, payload_ref = loader.next.options(num_returns=2).remote()
+                        next_call[meta_ref] = (loader, payload_ref)
+                        continue
+                    metrics.rows_read += meta["rows"]
+                    metrics.batches += 1
+                    for k, v in meta["reader_reasons"].items():
+                        metrics.reader_reasons[k] = metrics.reader_reasons.get(k, 0) + v
+                    queued.append((loader, meta, payload_ref))
+                if progress is not None:
+                    progress.update_counts(metrics)
+            ray.get(commits)
+        except BaseException:
+            for w in pipe.writers:
+                w.abort_all.remote()
+            raise
+        finally:
+            if progress is not None:
+                progress.stop()
+        metrics.wall_s = time.perf_counter() - start
+        metrics.stages = self._stage_metrics(op_totals)
+        metrics.extra = self._stage_stats(pipe, metrics.wall_s)
+        return metrics
+
+    def _has_room(self, chains: int, nbytes: int, next_bytes: int) -> bool:
+        if chains >= self.max_in_flight:
+            return False
+        cap = self.plan.recipe.executor.max_bytes_in_flight
+        return cap is None or chains == 0 or nbytes + next_bytes <= cap
+
+    def _submit(self, pipe: Pipeline, owner: dict[str, Any], meta: dict[str, Any], ref: Any) -> tuple[Any, Chain]:
+        used = []
+        for k in range(len(pipe.stages)):
+            actor = pipe.least_loaded(k)
+            pipe.load[actor] += 1
+            used.append(actor)
+            ref = actor.process.remote(meta, ref)
+        done = owner[meta["shard"]].write.remote(meta, ref)
+        return done, Chain(meta["shard"], meta["nbytes"], used)
+
+    def _stage_metrics(self, totals: dict[tuple[int, str], OperatorMetrics]) -> list[dict[str, Any]]:
+        out, k = [], 0
+        for stage in self.plan.recipe.stages:
+            ops = []
+            for op in stage.operators:
+                ops.append(totals.get((k, op.name), OperatorMetrics(op.name, "?")))
+                k += 1
+            out.append({"name": stage.name, "operators": ops})
+        return out
+
+    def _stage_stats(self, pipe: Pipeline, wall_s: float) -> dict[str, Any]:
+        """Busy/idle per stage (summed over its replicas) and the bottleneck: the busiest stage per replica."""
+        import ray
+
+        stages = []
+        for spec, group in zip(self.plan.recipe.stages, pipe.stages, strict=True):
+            stats = ray.get([a.stats.remote() for a in group])
+            busy = sum(s["busy_s"] for s in stats)
+            stages.append(
+                {
+                    "name": spec.name,
+                    "replicas": len(group),
+                    "busy_s": round(busy, 4),
+                    "idle_s": round(max(0.0, wall_s * len(group) - busy), 4),
+                    "utilisation": round(busy / (wall_s * len(group)), 4) if wall_s > 0 else 0.0,
+                }
+            )
+        bottleneck = max(stages, key=lambda s: s["utilisation"])["name"] if stages else None
+        return {
+            "stage_stats": stages,
+            "bottleneck": bottleneck,
+            "max_in_flight": self.max_in_flight,
+            "peak_in_flight": self.peak_in_flight,
+            "peak_bytes_in_flight": self.peak_bytes_in_flight,
+            "replicas": dict(zip([s.name for s in self.plan.recipe.stages], self.replicas, strict=True)),
+        }

@@ -1,0 +1,133 @@
+"""The Ray executor on a real local Ray: same rows as inline, backpressure, kill a replica, placement."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+import ray
+
+from mdf.errors import MdfError
+from mdf.executor import run_recipe
+from mdf.recipe import parse_recipe
+
+from .ray_helpers import DATA, assert_same_outputs, many_rows_parquet, text_recipe
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    yield
+    ray.shutdown()
+
+
+def run_both(tmp_path, reader, executor_extra=None, **kw):
+    """Run the recipe inline and on Ray into two folders; return both metrics."""
+    out = {}
+    for kind in ("inline", "ray"):
+        folder = tmp_path / kind
+        r = text_recipe(folder, reader, {"type": kind, **(executor_extra or {})}, **kw)
+        out[kind] = run_recipe(parse_recipe(r))
+    return out
+
+
+def test_jsonl_with_bad_lines_same_rows_as_inline(tmp_path):
+    m = run_both(tmp_path, {"type": "jsonl", "paths": [str(DATA)]}, {"batch_rows": 3})
+    assert_same_outputs(tmp_path / "inline" / "out", tmp_path / "ray" / "out")
+    assert_same_outputs(tmp_path / "inline" / "rejected", tmp_path / "ray" / "rejected")
+    for key in ("rows_read", "rows_written", "rows_rejected"):
+        assert getattr(m["inline"], key) == getattr(m["ray"], key)
+    assert m["ray"].balanced and m["ray"].reader_reasons == m["inline"].reader_reasons
+
+
+def test_many_shards_two_replicas_row_group_shards_same_as_inline(tmp_path):
+    paths = many_rows_parquet(tmp_path / "in", files=3, rows=3000)
+    reader = {"type": "parquet", "paths": [paths], "row_groups_per_shard": 2}
+    m = run_both(tmp_path, reader, {"batch_rows": 256, "loaders": 2}, replicas=2)
+    assert_same_outputs(tmp_path / "inline" / "out", tmp_path / "ray" / "out")
+    assert_same_outputs(tmp_path / "inline" / "rejected", tmp_path / "ray" / "rejected")
+    ops_inline = [op.to_dict() for s in m["inline"].stages for op in s["operators"]]
+    ops_ray = [op.to_dict() for s in m["ray"].stages for op in s["operators"]]
+    for a, b in zip(ops_inline, ops_ray, strict=True):
+        assert (a["rows_in"], a["rows_out"], a["reasons"]) == (b["rows_in"], b["rows_out"], b["reasons"])
+    stats = m["ray"].extra["stage_stats"]
+    assert [s["replicas"] for s in stats] == [1, 1]  # 2 CPUs: one per stage, mins first, nothing left for max
+    assert m["ray"].extra["bottleneck"] in ("clean", "length")
+
+
+def test_backpressure_bounds_batches_in_flight(tmp_path):
+    paths = many_rows_parquet(tmp_path / "in", files=1, rows=2000)
+    peaks = []
+    for rows, name in ((2000, "small"), (10000, "large")):
+        if name == "large":
+            paths = many_rows_parquet(tmp_path / "in5", files=5, rows=2000)
+        r = text_recipe(
+            tmp_path / name,
+            {"type": "parquet", "paths": [paths]},
+            {"type": "ray", "batch_rows": 100, "max_in_flight": 3},
+            extra_ops=[{"delay_refiner": {"seconds_per_batch": 0.01}}],
+        )
+        m = run_recipe(parse_recipe(r))
+        assert m.rows_read == rows and m.balanced
+        assert 1 <= m.extra["peak_in_flight"] <= 3
+        peaks.append(m.extra["peak_bytes_in_flight"])
+    # 5x the input, same bound: bytes alive at once do not grow with the input
+    assert peaks[1] <= peaks[0] * 1.5
+
+
+def test_max_bytes_in_flight_caps_below_the_chain_count(tmp_path):
+    paths = many_rows_parquet(tmp_path / "in", files=1, rows=1500)
+    r = text_recipe(tmp_path / "o", {"type": "parquet", "paths": [paths]},
+                    {"type": "ray", "batch_rows": 100, "max_in_flight": 50, "max_bytes_in_flight": 1})
+    m = run_recipe(parse_recipe(r))
+    assert m.extra["peak_in_flight"] == 1 and m.balanced
+
+
+def test_killed_stage_replica_costs_a_retry_not_data(tmp_path):
+    paths = many_rows_parquet(tmp_path / "in", files=2, rows=2000)
+    reader = {"type": "parquet", "paths": [paths]}
+    slow = [{"delay_refiner": {"seconds_per_batch": 0.05}}]
+    clean = text_recipe(tmp_path / "clean", reader, {"type": "inline", "batch_rows": 100}, extra_ops=slow)
+    run_recipe(parse_recipe(clean))
+    killed = []
+
+    def killer():
+        deadline = time.time() + 60
+        while time.time() < deadline and not killed:
+            for actor in ray.util.list_named_actors(all_namespaces=False):
+                if actor.endswith("-length-0"):
+                    time.sleep(1.0)  # let some batches through first
+                    handle = ray.get_actor(actor)
+                    ray.kill(handle, no_restart=False)
+                    killed.append(actor)
+                    return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    r = text_recipe(tmp_path / "ray", reader, {"type": "ray", "batch_rows": 100}, extra_ops=slow)
+    m = run_recipe(parse_recipe(r))
+    thread.join()
+    assert killed, "the test never found the stage actor to kill"
+    assert m.balanced and m.rows_read == 4000
+    assert_same_outputs(tmp_path / "clean" / "out", tmp_path / "ray" / "out")
+    assert_same_outputs(tmp_path / "clean" / "rejected", tmp_path / "ray" / "rejected")
+
+
+def test_stage_that_cannot_be_placed_is_a_clear_error(tmp_path):
+    r = text_recipe(tmp_path, {"type": "jsonl", "paths": [str(DATA)]}, {"type": "ray"})
+    r["stages"][1]["resources"] = {"cpu": 1, "gpu": 1}
+    with pytest.raises(MdfError, match=r"stages\[1\] 'length': cannot place 1 replica.*missing \['GPU'\]"):
+        run_recipe(parse_recipe(r))
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.parquet"))
+
+
+def test_metrics_json_has_stage_stats(tmp_path):
+    r = text_recipe(tmp_path, {"type": "jsonl", "paths": [str(DATA)]}, {"type": "ray"})
+    run_recipe(parse_recipe(r))
+    data = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert data["executor"] == "ray" and data["balanced"]
+    assert {s["name"] for s in data["stage_stats"]} == {"clean", "length"}
+    assert data["bottleneck"] in ("clean", "length")
