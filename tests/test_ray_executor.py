@@ -8,7 +8,6 @@ import time
 
 import pytest
 import ray
-
 from mdf.errors import MdfError
 from mdf.executor import run_recipe
 from mdf.recipe import parse_recipe
@@ -18,7 +17,7 @@ from .ray_helpers import DATA, assert_same_outputs, many_rows_parquet, text_reci
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 
@@ -79,8 +78,11 @@ def test_backpressure_bounds_batches_in_flight(tmp_path):
 
 def test_max_bytes_in_flight_caps_below_the_chain_count(tmp_path):
     paths = many_rows_parquet(tmp_path / "in", files=1, rows=1500)
-    r = text_recipe(tmp_path / "o", {"type": "parquet", "paths": [paths]},
-                    {"type": "ray", "batch_rows": 100, "max_in_flight": 50, "max_bytes_in_flight": 1})
+    r = text_recipe(
+        tmp_path / "o",
+        {"type": "parquet", "paths": [paths]},
+        {"type": "ray", "batch_rows": 100, "max_in_flight": 50, "max_bytes_in_flight": 1},
+    )
     m = run_recipe(parse_recipe(r))
     assert m.extra["peak_in_flight"] == 1 and m.balanced
 
@@ -101,7 +103,7 @@ def test_killed_stage_replica_costs_a_retry_not_data(tmp_path):
                     time.sleep(1.0)  # let some batches through first
                     handle = ray.get_actor(actor)
                     ray.kill(handle, no_restart=False)
-                    killed.append(actor)
+                    killed.append(time.time())
                     return
             time.sleep(0.05)
 
@@ -109,8 +111,10 @@ def test_killed_stage_replica_costs_a_retry_not_data(tmp_path):
     thread.start()
     r = text_recipe(tmp_path / "ray", reader, {"type": "ray", "batch_rows": 100}, extra_ops=slow)
     m = run_recipe(parse_recipe(r))
+    finished = time.time()
     thread.join()
     assert killed, "the test never found the stage actor to kill"
+    assert killed[0] < finished - 0.5, "the actor was killed only as the run ended"
     assert m.balanced and m.rows_read == 4000
     assert_same_outputs(tmp_path / "clean" / "out", tmp_path / "ray" / "out")
     assert_same_outputs(tmp_path / "clean" / "rejected", tmp_path / "ray" / "rejected")

@@ -101,11 +101,14 @@ class StageWorker:
         return kept, rejected + more, op_metrics
 
     def stats(self) -> dict[str, Any]:
+        import ray
+
         return {
             "busy_s": self.busy_s,
             "alive_s": time.perf_counter() - self.started,
             "batches": self.batches,
             "pid": os.getpid(),
+            "node_id": ray.get_runtime_context().get_node_id(),
         }
 
     def pid(self) -> int:

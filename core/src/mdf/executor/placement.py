@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,16 +38,20 @@ class RaySession:
 
 def connect(spec: ExecutorSpec, log_dir: str) -> RaySession:
     """Join ``address`` / ``RAY_ADDRESS`` when given, else start a quiet local Ray bound to 127.0.0.1."""
+    address = spec.address or os.environ.get("RAY_ADDRESS")
+    if not address and "ray" not in sys.modules:
+        # A local Ray is for this machine only: with this set (read when ray is imported) Ray binds its
+        # services to 127.0.0.1 instead of the machine's network address.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     import ray
 
     if ray.is_initialized():
         return RaySession(started_here=False)
-    address = spec.address or os.environ.get("RAY_ADDRESS")
     common: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": True, "configure_logging": True}
     if address:
         ray.init(address=address, **common)
         return RaySession(started_here=True)
-    kwargs: dict[str, Any] = {"include_dashboard": spec.dashboard, "_node_ip_address": "127.0.0.1"}
+    kwargs: dict[str, Any] = {"include_dashboard": spec.dashboard}
     temp = os.path.abspath(os.path.join(log_dir, "_ray"))
     if len(temp) < 60:  # Ray puts unix sockets under its temp dir; their paths must stay short
         kwargs["_temp_dir"] = temp

@@ -259,6 +259,7 @@ class RayExecutor:
                 {
                     "name": spec.name,
                     "replicas": len(group),
+                    "nodes": sorted({s["node_id"] for s in stats}),
                     "busy_s": round(busy, 4),
                     "idle_s": round(max(0.0, wall_s * len(group) - busy), 4),
                     "utilisation": round(busy / (wall_s * len(group)), 4) if wall_s > 0 else 0.0,
