@@ -8,6 +8,7 @@ import time
 
 import pytest
 import ray
+
 from mdf.errors import MdfError
 from mdf.executor import run_recipe
 from mdf.recipe import parse_recipe

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+
 from mdf.testing import read_output
 
 DATA = Path(__file__).parent / "data" / "cc_sample.jsonl"

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import pyarrow.compute as pc
 import pytest
+from pydantic import Field, FilePath
+
 from mdf import Filter, Params, hookimpl
 from mdf.plugins import Plugins, _load, load_plugins
 from mdf.testing import register_plugin
-from pydantic import Field, FilePath
 
 
 @pytest.fixture(autouse=True)

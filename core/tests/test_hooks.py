@@ -6,6 +6,7 @@ import inspect
 
 import pyarrow as pa
 import pytest
+
 from mdf import Filter, RecipeError, Writer, hookimpl, hookspecs
 from mdf.io.parquet import ParquetReader
 from mdf.plugins import load_plugins

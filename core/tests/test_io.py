@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import zstandard
+
 from mdf.errors import InputError
 from mdf.io.jsonl import JsonlReader, JsonlWriter
 from mdf.io.parquet import ParquetReader, ParquetWriter

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+
 from mdf import REASON, Deduplicator, Filter, OperatorError, Params, Refiner
 from mdf.operators import split_rejected
 from mdf.testing import check_operator_contract, run_operator

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
 from mdf.errors import RecipeError
 from mdf.executor import prepare
 from mdf.overrides import apply_overrides

@@ -4,6 +4,7 @@ import sys
 import textwrap
 
 import pytest
+
 from mdf import Filter, PluginError, RecipeError
 from mdf.io.base import Reader
 from mdf.operators import Operator

@@ -11,17 +11,20 @@ A row is rejected through one convention everywhere (readers, refiners, filters)
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pydantic import BaseModel, ConfigDict
+
 from mdf.errors import MissingDependencyError, OperatorError
 from mdf.metrics import REASON, OperatorMetrics
-from pydantic import BaseModel, ConfigDict
 
 
 class Params(BaseModel):
@@ -90,12 +93,28 @@ class Operator(Component, ABC):
             self.setup()
             self._ready = True
 
-    def process(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
-        """Run the operator on one batch: returns ``(kept, rejected)``; ``rejected`` carries ``_reason``."""
+    def process(
+        self, batch: pa.RecordBatch, ctx: BatchContext, keep_rejected: bool = True
+    ) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        """Run the operator on one batch: returns ``(kept, rejected)``; ``rejected`` carries ``_reason``.
+
+        With ``keep_rejected=False`` (no ``rejected:`` output in the recipe) the rejected batch holds only the
+        ``_reason`` column: counts and reasons stay exact, and no dropped row is copied for nothing.
+        """
         self.ensure_setup()
         start = time.perf_counter()
-        try:
+        with self.errors_named(ctx):
             kept, rejected = self._apply(batch, ctx)
+        if rejected is not None and not keep_rejected:
+            rejected = reasons_only(rejected)
+        self.metrics.record(batch.num_rows, kept.num_rows, rejected, time.perf_counter() - start)
+        return kept, rejected
+
+    @contextlib.contextmanager
+    def errors_named(self, ctx: BatchContext) -> Iterator[None]:
+        """Turn an unexpected exception into an OperatorError naming the operator, shard and batch."""
+        try:
+            yield
         except (OperatorError, MissingDependencyError):
             raise
         except Exception as exc:
@@ -103,8 +122,6 @@ class Operator(Component, ABC):
                 f"operator '{self.name}' failed on batch {ctx.batch_index} of shard '{ctx.shard_id}': "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
-        self.metrics.record(batch.num_rows, kept.num_rows, rejected, time.perf_counter() - start)
-        return kept, rejected
 
     @abstractmethod
     def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
@@ -124,7 +141,14 @@ class Filter(Operator):
         entries for dropped rows say why (entries for kept rows are ignored).
         """
 
-    def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+    fusable: ClassVar[bool] = False
+    """Set True when :meth:`keep` decides each row from that row alone. The executor may then evaluate the
+    filter on rows an earlier filter of the same stage already dropped, and apply a run of such filters with
+    one copy of the batch instead of one per filter (same result; see :mod:`mdf.fusion`)."""
+
+    def decide(self, batch: pa.RecordBatch) -> tuple[pa.BooleanArray, pa.Array | pa.Scalar]:
+        """Call :meth:`keep` and normalise: a null-free mask, and reasons as ``"name:reason"`` strings (an
+        array aligned with the batch, or one scalar for every row)."""
         result = self.keep(batch)
         mask, reasons = result if isinstance(result, tuple) else (result, "dropped")
         if isinstance(mask, pa.ChunkedArray):
@@ -135,14 +159,17 @@ class Filter(Operator):
             )
         if mask.null_count:
             mask = pc.fill_null(mask, False)
+        if isinstance(reasons, str):
+            return mask, pa.scalar(f"{self.name}:{reasons}")
+        return mask, pc.binary_join_element_wise(pa.scalar(self.name), pc.fill_null(reasons, "dropped"), ":")
+
+    def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        mask, reasons = self.decide(batch)
         if pc.all(mask).as_py() is not False:  # every row kept (True), or empty batch (None)
             return batch, None
         dropped = pc.invert(mask)
-        if isinstance(reasons, str):
-            reason_col = pa.repeat(pa.scalar(f"{self.name}:{reasons}"), batch.num_rows - mask.true_count)
-        else:
-            picked = pc.fill_null(pc.filter(reasons, dropped), "dropped")
-            reason_col = pc.binary_join_element_wise(pa.scalar(self.name), picked, ":")
+        n_dropped = batch.num_rows - mask.true_count
+        reason_col = pa.repeat(reasons, n_dropped) if isinstance(reasons, pa.Scalar) else pc.filter(reasons, dropped)
         rejected = batch.filter(dropped).append_column(REASON, reason_col)
         return batch.filter(mask), rejected
 
@@ -200,6 +227,11 @@ class Deduplicator(Operator):
         dup = pc.invert(is_new)
         reason = pa.repeat(pa.scalar(f"{self.name}:duplicate"), batch.num_rows - is_new.true_count)
         return batch.filter(is_new), batch.filter(dup).append_column(REASON, reason)
+
+
+def reasons_only(rejected: pa.RecordBatch) -> pa.RecordBatch:
+    """The ``_reason`` column of a rejected batch alone: what counting needs when nothing writes the rows."""
+    return pa.RecordBatch.from_arrays([rejected.column(REASON)], names=[REASON])
 
 
 def split_rejected(batch: pa.RecordBatch, prefix: str | None = None) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:

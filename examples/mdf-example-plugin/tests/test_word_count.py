@@ -1,4 +1,5 @@
 import pyarrow as pa
+
 from mdf.testing import check_operator_contract, run_operator
 from mdf_example.plugin import WordCountRefiner
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+
 from mdf.testing import check_operator_contract, run_operator
 from mdf_text import TextLengthFilter
 

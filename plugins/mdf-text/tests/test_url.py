@@ -4,6 +4,7 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pytest
+
 from mdf.testing import check_operator_contract, run_operator
 from mdf_text import UrlFilter
 from mdf_text.ops.url import read_blocklist, url_hosts

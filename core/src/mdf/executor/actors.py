@@ -78,7 +78,8 @@ class Loader:
 class StageWorker:
     """One replica of a stage: its operators, built in this process, applied batch after batch."""
 
-    def __init__(self, stage: StageSpec, index: int, key_state: Any = None) -> None:
+    def __init__(self, stage: StageSpec, index: int, key_state: Any = None, keep_rejected: bool = True) -> None:
+        self.keep_rejected = keep_rejected
         self.operators = build_stage(load_plugins(), stage, index)
         if key_state is not None:
             from mdf.state import RemoteKeyState
@@ -92,7 +93,7 @@ class StageWorker:
         start = time.perf_counter()
         batch, rejected, op_metrics = payload
         ctx = BatchContext(meta["shard"], meta["index"], meta["offset"])
-        kept, more = run_chain(self.operators, batch, ctx)
+        kept, more = run_chain(self.operators, batch, ctx, self.keep_rejected)
         for op in self.operators:  # hand this batch's counts downstream, start afresh
             op_metrics.append(op.metrics)
             op.metrics = OperatorMetrics(op.name, op.kind)

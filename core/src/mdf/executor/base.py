@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from mdf.fusion import plan_steps
 from mdf.io.base import Reader, Shard, Writer
 from mdf.metrics import RunMetrics
 from mdf.operators import BatchContext, Deduplicator, Operator
@@ -57,14 +58,18 @@ def attach_state(operators: list[Operator], state: Any) -> None:
 
 
 def run_chain(
-    operators: list[Operator], batch: pa.RecordBatch, ctx: BatchContext
+    operators: list[Operator], batch: pa.RecordBatch, ctx: BatchContext, keep_rejected: bool = True
 ) -> tuple[pa.RecordBatch, list[pa.RecordBatch]]:
-    """Pass a batch through operators in order; return the kept rows and every rejected piece."""
+    """Pass a batch through operators in order; return the kept rows and every rejected piece.
+
+    Runs of fusable filters are applied with one copy of the batch (:mod:`mdf.fusion`). With
+    ``keep_rejected=False`` rejected pieces carry only their ``_reason`` column (nothing will write them).
+    """
     rejected: list[pa.RecordBatch] = []
-    for op in operators:
+    for step in plan_steps(operators):
         if batch.num_rows == 0:
             break
-        batch, rej = op.process(batch, ctx)
+        batch, rej = step.process(batch, ctx, keep_rejected)
         if rej is not None and rej.num_rows:
             rejected.append(rej)
     return batch, rejected

@@ -29,6 +29,7 @@ class InlineExecutor:
         operators = [op for ops in stages for op in ops]
         attach_state(operators, new_key_state())
         outputs = Outputs.build(plan)
+        keep_rejected = outputs.rejected is not None
         metrics = RunMetrics(executor="inline", shards=len(plan.shards))
         if progress is not None:
             progress.start(plan, [s.name for s in plan.recipe.stages])
@@ -45,7 +46,7 @@ class InlineExecutor:
                     rejected = [rej] if rej is not None else []
                     if rej is not None:
                         count_reasons(rej, metrics.reader_reasons)
-                    kept, more = run_chain(operators, batch, BatchContext(shard.id, index, offset))
+                    kept, more = run_chain(operators, batch, BatchContext(shard.id, index, offset), keep_rejected)
                     offset += batch.num_rows
                     rejected += more
                     metrics.rows_written += kept.num_rows

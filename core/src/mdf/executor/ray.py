@@ -64,6 +64,7 @@ class RayExecutor:
         self.replicas: list[int] = []
         self.max_in_flight = 0
         self._free_before: dict[str, float] = {}
+        self.startup_s = 0.0
 
     def run(self, progress: Any = None) -> RunMetrics:
         session = connect(self.plan.recipe.executor, self.plan.output_dir)
@@ -118,7 +119,7 @@ class RayExecutor:
             cls = ray.remote(actors.StageWorker)
             group = [
                 cls.options(**actor_options(stage.resources, spec, f"{run_id}-{stage.name}-{k}")).remote(
-                    stage, i, key_state
+                    stage, i, key_state, plan.recipe.rejected is not None
                 )
                 for k in range(n)
             ]
@@ -146,6 +147,7 @@ class RayExecutor:
         run_id = f"mdf-{int(time.time() * 1000) % 10**10}"
         start = time.perf_counter()
         pipe = self._start(run_id)
+        self.startup_s = time.perf_counter() - start
         metrics = RunMetrics(executor="ray", shards=len(plan.shards))
         if progress is not None:
             progress.start(plan, [s.name for s in plan.recipe.stages])
@@ -267,6 +269,7 @@ class RayExecutor:
             )
         bottleneck = max(stages, key=lambda s: s["utilisation"])["name"] if stages else None
         return {
+            "startup_s": round(self.startup_s, 3),
             "stage_stats": stages,
             "bottleneck": bottleneck,
             "max_in_flight": self.max_in_flight,

@@ -12,12 +12,19 @@ def _top_reasons(reasons: dict[str, int], n: int = 3) -> str:
     return ", ".join(f"{k.split(':', 1)[-1]} {v:,}" for k, v in items)
 
 
+def _startup(m: RunMetrics) -> str:
+    startup = m.extra.get("startup_s")
+    if not startup or m.wall_s <= startup:
+        return ""
+    return f"; {startup:.1f}s of it starting actors, {m.rows_read / (m.wall_s - startup):,.0f} rec/s after"
+
+
 def metrics_table(m: RunMetrics) -> Table:
     rate = m.rows_read / m.wall_s if m.wall_s > 0 else 0.0
     check = "balanced" if m.balanced else "MISMATCH"
     table = Table(
         title=f"mdf run ({m.executor}): {m.rows_read:,} read -> {m.rows_written:,} kept + {m.rows_rejected:,} "
-        f"rejected ({check}) in {m.wall_s:.2f}s ({rate:,.0f} rec/s)",
+        f"rejected ({check}) in {m.wall_s:.2f}s ({rate:,.0f} rec/s{_startup(m)})",
         title_justify="left",
     )
     for col in ("stage", "operator", "rows in", "rows out", "pass", "rejected (top reasons)", "time s", "rec/s"):

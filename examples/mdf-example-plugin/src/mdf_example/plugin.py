@@ -1,8 +1,9 @@
 """Adds ``word_count_refiner``: a ``word_count`` column, and rejects rows with too few words."""
 
 import pyarrow.compute as pc
-from mdf import Params, Refiner, hookimpl
 from pydantic import Field
+
+from mdf import Params, Refiner, hookimpl
 
 
 class WordCountRefiner(Refiner):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from mdf import hookimpl
 from mdf.registry import Registry
-
 from mdf_text.ops.length import TextLengthFilter
 from mdf_text.ops.url import UrlFilter
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from mdf import Filter, Params
 from pydantic import Field, model_validator
+
+from mdf import Filter, Params
 
 
 class TextLengthFilter(Filter):
     """Keep rows whose text has min_length..max_length characters (code points); null text is rejected."""
 
     name = "text_length_filter"
+    fusable = True  # decides each row from that row alone
 
     class Params(Params):
         column: str = Field("text", description="string column to measure")

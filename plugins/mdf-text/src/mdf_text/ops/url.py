@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from mdf import Filter, Params
 from pydantic import Field, FilePath, model_validator
+
+from mdf import Filter, Params
 
 # scheme (optional, "//" required), optional userinfo, then the host: a bracketed IPv6 literal or up to : / ? #
 _HOST_RE = r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//(?:[^@/?#]*@)?(?P<host>\[[^\]/?#]*\]|[^:/?#\[\]]*)"
@@ -61,6 +62,7 @@ class UrlFilter(Filter):
     """Drop rows whose URL host or a parent domain is blocklisted (or has a blocked word); bad URLs dropped."""
 
     name = "url_filter"
+    fusable = True  # decides each row from that row alone
 
     class Params(Params):
         column: str = Field("url", description="string column holding the URL")
