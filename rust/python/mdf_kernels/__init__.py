@@ -1,0 +1,42 @@
+"""Native kernels for mdf over Apache Arrow.
+
+Every function takes a ``pyarrow.Array`` or ``pyarrow.ChunkedArray`` (or any object exposing
+``__arrow_c_array__``) and returns one contiguous ``pyarrow.Array`` without copying the input.
+Heavy calls release the GIL and run on a pool of ``MDF_NUM_THREADS`` threads (default: all
+cores; the variable is read at the first parallel call). See ``_native.pyi`` for the contract
+of each function.
+"""
+
+from mdf_kernels._native import (
+    ENV_NUM_THREADS,
+    DomainSet,
+    KeySet,
+    KeySet128,
+    domain_blocked,
+    hash64,
+    hash128,
+    lsh_band_keys,
+    minhash,
+    num_threads,
+    optimal_bands_rows,
+    registered_domain,
+    union_find,
+    url_host,
+)
+
+__all__ = [
+    "ENV_NUM_THREADS",
+    "DomainSet",
+    "KeySet",
+    "KeySet128",
+    "domain_blocked",
+    "hash64",
+    "hash128",
+    "lsh_band_keys",
+    "minhash",
+    "num_threads",
+    "optimal_bands_rows",
+    "registered_domain",
+    "union_find",
+    "url_host",
+]

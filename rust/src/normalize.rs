@@ -1,0 +1,230 @@
+//! Text normalisation shared by `hash64(normalize=...)` and the MinHash shingler.
+//!
+//! Modes (the `.pyi` stub documents them for Python users):
+//! * `lower`  – Unicode lowercase (full case mapping, final sigma included).
+//! * `nfc_ws` – Unicode NFC, then lowercase, then every run of Unicode whitespace becomes one
+//!   space and leading/trailing whitespace is dropped.
+//! * `alnum`  – like `nfc_ws`, but characters of Unicode general category P* (punctuation) and
+//!   S* (symbols) are deleted before whitespace is collapsed (`"don't stop!"` -> `"dont stop"`).
+
+use std::str::FromStr;
+
+use unicode_general_category::{get_general_category, GeneralCategory as Gc};
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
+
+use crate::error::KernelError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Normalize {
+    Lower,
+    NfcWs,
+    Alnum,
+}
+
+impl FromStr for Normalize {
+    type Err = KernelError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "lower" => Ok(Self::Lower),
+            "nfc_ws" => Ok(Self::NfcWs),
+            "alnum" => Ok(Self::Alnum),
+            other => Err(KernelError::value(format!(
+                "normalize must be None, 'lower', 'nfc_ws' or 'alnum', got {other:?}"
+            ))),
+        }
+    }
+}
+
+/// True for punctuation (P*) and symbol (S*) characters, which `alnum` deletes.
+#[inline]
+pub fn is_punct_or_symbol(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_punctuation();
+    }
+    matches!(
+        get_general_category(c),
+        Gc::ConnectorPunctuation
+            | Gc::DashPunctuation
+            | Gc::OpenPunctuation
+            | Gc::ClosePunctuation
+            | Gc::InitialPunctuation
+            | Gc::FinalPunctuation
+            | Gc::OtherPunctuation
+            | Gc::MathSymbol
+            | Gc::CurrencySymbol
+            | Gc::ModifierSymbol
+            | Gc::OtherSymbol
+    )
+}
+
+/// Append the lowercase of `s` to `out`.
+fn push_lower(s: &str, out: &mut String) {
+    if s.is_ascii() {
+        let start = out.len();
+        out.push_str(s);
+        // SAFETY-free: ASCII lowercasing keeps the string valid UTF-8.
+        out[start..].make_ascii_lowercase();
+    } else {
+        out.push_str(&s.to_lowercase());
+    }
+}
+
+/// Append the NFC form of `s` lowercased to `out`.
+fn push_nfc_lower(s: &str, out: &mut String) {
+    if s.is_ascii() || is_nfc_quick(s.chars()) == IsNormalized::Yes {
+        push_lower(s, out);
+    } else {
+        let nfc: String = s.nfc().collect();
+        push_lower(&nfc, out);
+    }
+}
+
+const KEEP: u8 = 0;
+const SPACE: u8 = 1;
+const PUNCT: u8 = 2;
+
+/// Class of each ASCII byte: whitespace as `char::is_whitespace` (includes `\x0b`),
+/// punctuation/symbols as `is_ascii_punctuation` (all of them are Unicode P* or S*).
+const ASCII_CLASS: [u8; 128] = {
+    let mut t = [KEEP; 128];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        if matches!(b, b'\t'..=b'\r' | b' ') {
+            t[c] = SPACE;
+        } else if b.is_ascii_punctuation() {
+            t[c] = PUNCT;
+        }
+        c += 1;
+    }
+    t
+};
+
+/// `nfc_ws`/`alnum` of an ASCII text in one pass (NFC is the identity on ASCII).
+fn ascii_words(text: &str, strip_punct: bool, out: &mut String) {
+    let drop = if strip_punct { PUNCT } else { u8::MAX };
+    // SAFETY: only ASCII bytes are pushed, so `out` stays valid UTF-8.
+    let v = unsafe { out.as_mut_vec() };
+    v.reserve(text.len());
+    let mut pending_space = false;
+    for &c in text.as_bytes() {
+        let class = ASCII_CLASS[usize::from(c & 0x7f)];
+        if class == SPACE {
+            pending_space = !v.is_empty();
+        } else if class != drop {
+            if pending_space {
+                v.push(b' ');
+                pending_space = false;
+            }
+            v.push(c.to_ascii_lowercase());
+        }
+    }
+}
+
+/// Normalise `text` into `out` (cleared first). `scratch` is reused between calls.
+pub fn normalize_into(text: &str, mode: Normalize, scratch: &mut String, out: &mut String) {
+    out.clear();
+    if mode != Normalize::Lower && text.is_ascii() {
+        ascii_words(text, mode == Normalize::Alnum, out);
+        return;
+    }
+    match mode {
+        Normalize::Lower => push_lower(text, out),
+        Normalize::NfcWs | Normalize::Alnum => {
+            scratch.clear();
+            push_nfc_lower(text, scratch);
+            let strip = mode == Normalize::Alnum;
+            collapse_words(scratch, strip, out);
+        }
+    }
+}
+
+/// Write the whitespace-separated words of `s` joined by single spaces, optionally deleting
+/// punctuation/symbols first (a word made only of punctuation disappears).
+pub fn collapse_words(s: &str, strip_punct: bool, out: &mut String) {
+    for word in s.split_whitespace() {
+        let before = out.len();
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let word_start = out.len();
+        if strip_punct {
+            out.extend(word.chars().filter(|&c| !is_punct_or_symbol(c)));
+        } else {
+            out.push_str(word);
+        }
+        if out.len() == word_start {
+            out.truncate(before);
+        }
+    }
+}
+
+/// Convenience wrapper returning a new `String`.
+pub fn normalize(text: &str, mode: Normalize) -> String {
+    let (mut scratch, mut out) = (String::new(), String::new());
+    normalize_into(text, mode, &mut scratch, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn modes() {
+        assert_eq!(normalize("HeLLo  World", Normalize::Lower), "hello  world");
+        assert_eq!(normalize("ΑΣ", Normalize::Lower), "ας");
+        assert_eq!(normalize("  A\t\nB\u{3000}c  ", Normalize::NfcWs), "a b c");
+        // "e" + combining acute composes to U+00E9 under NFC.
+        assert_eq!(normalize("Cafe\u{301}", Normalize::NfcWs), "caf\u{e9}");
+        assert_eq!(
+            normalize("Don't -- stop!!  $5 «ok»", Normalize::Alnum),
+            "dont stop 5 ok"
+        );
+        assert_eq!(normalize("", Normalize::Alnum), "");
+        assert_eq!(normalize("!!! ...", Normalize::Alnum), "");
+    }
+
+    #[test]
+    fn ascii_fast_path_matches_general_path() {
+        for t in [
+            "A,b  c\x0bD\t!e",
+            "  x ",
+            "",
+            "!!",
+            "a-b c_d 3.14",
+            "\x00ctl\x1f x",
+        ] {
+            for strip in [false, true] {
+                let mut fast = String::new();
+                ascii_words(t, strip, &mut fast);
+                let mut slow = String::new();
+                collapse_words(&t.to_lowercase(), strip, &mut slow);
+                assert_eq!(fast, slow, "{t:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn rejects_unknown_mode() {
+        assert!(matches!(
+            "upper".parse::<Normalize>(),
+            Err(KernelError::Value(_))
+        ));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn never_panics_and_is_idempotent(s in any::<String>()) {
+            for mode in [Normalize::Lower, Normalize::NfcWs, Normalize::Alnum] {
+                let once = normalize(&s, mode);
+                if mode != Normalize::Lower {
+                    prop_assert!(!once.starts_with(' ') && !once.ends_with(' '));
+                    prop_assert!(!once.contains("  "));
+                }
+            }
+        }
+    }
+}
