@@ -10,12 +10,13 @@ from __future__ import annotations
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "core", "text", "all"]
+nox.options.sessions = ["lint", "core", "text", "kernels", "all"]
 nox.options.error_on_missing_interpreters = False
 
 PYTHON = "3.11"
 CORE = "./core"
 TEXT = "./plugins/mdf-text"
+KERNELS = "./rust"
 EXAMPLE = "./examples/mdf-example-plugin"
 
 
@@ -42,9 +43,22 @@ def text(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def kernels(session: nox.Session) -> None:
+    """mdf-kernels: cargo test and clippy on the plain-Rust kernels, then the Python tests against references."""
+    manifest = ["--manifest-path", "rust/Cargo.toml"]
+    session.run("cargo", "test", *manifest, "--quiet", external=True)
+    session.run("cargo", "clippy", *manifest, "--all-targets", "--quiet", "--", "-D", "warnings", external=True)
+    session.install(KERNELS, "pytest", "xxhash", "datasketch", "numpy")
+    session.run("pytest", "rust/tests", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def all(session: nox.Session) -> None:
-    """Everything installed together, then every test: packages, cross-package, the example plugin."""
-    session.install(CORE, TEXT, EXAMPLE, "pytest")
+    """Everything installed together, then every test: packages, cross-package, the example plugin.
+
+    With the kernels installed, mdf-text's url_filter runs its native path (the ``text`` session covers the
+    pure-pyarrow one) and the key state uses the native key set."""
+    session.install(CORE, KERNELS, TEXT, EXAMPLE, "pytest", "xxhash")
     session.run(
         "pytest",
         "core/tests",
@@ -58,5 +72,5 @@ def all(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
     """Generate a small CommonCrawl-like set and run examples/text.yaml on it (kept in ./mdf-demo)."""
-    session.install(CORE, TEXT)
+    session.install(CORE, KERNELS, TEXT)
     session.run("mdf", "demo", *session.posargs)

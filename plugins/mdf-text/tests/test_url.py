@@ -7,7 +7,7 @@ import pytest
 
 from mdf.testing import check_operator_contract, run_operator
 from mdf_text import UrlFilter
-from mdf_text.ops.url import read_blocklist, url_hosts
+from mdf_text.ops.url import native_kernels, read_blocklist, url_hosts
 
 # (url, expected outcome) written by hand: kept, or the reason it is dropped
 CASES = [
@@ -42,11 +42,14 @@ bad.com
 """
 
 
-@pytest.fixture
-def op(tmp_path):
+ENGINES = ["arrow", pytest.param("native", marks=pytest.mark.skipif(native_kernels() is None, reason="needs ./rust"))]
+
+
+@pytest.fixture(params=ENGINES)
+def op(tmp_path, request):
     path = tmp_path / "block.txt"
     path.write_text(BLOCKLIST)
-    return UrlFilter(blocklist=str(path), block_words=["casino"])
+    return UrlFilter(blocklist=str(path), block_words=["casino"], engine=request.param)
 
 
 def test_blocklist_file_parsing(tmp_path):
@@ -97,3 +100,15 @@ def test_needs_something_to_block():
 def test_contract(op):
     batch = pa.RecordBatch.from_pydict({"id": [1, 2, 3], "url": ["https://bad.com/", "https://ok.org/", None]})
     check_operator_contract(op, batch, id_column="id")
+
+
+def test_engines_agree_on_generated_crawl_urls():
+    from mdf.demo_data import BLOCKED_DOMAINS, DemoSpec, make_table
+
+    table = make_table(DemoSpec(rows=5000, seed=3))
+    batch = table.to_batches()[0]
+    if native_kernels() is None:
+        pytest.skip("needs ./rust")
+    results = [run_operator(UrlFilter(domains=list(BLOCKED_DOMAINS), engine=e), batch) for e in ("arrow", "native")]
+    assert results[0][0].column("id").equals(results[1][0].column("id"))
+    assert results[0][1].column("_reason").equals(results[1][1].column("_reason"))

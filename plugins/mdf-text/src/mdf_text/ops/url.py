@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, FilePath, model_validator
 
 from mdf import Filter, Params
+from mdf.errors import MissingDependencyError
 
 # scheme (optional, "//" required), optional userinfo, then the host: a bracketed IPv6 literal or up to : / ? #
 _HOST_RE = r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//(?:[^@/?#]*@)?(?P<host>\[[^\]/?#]*\]|[^:/?#\[\]]*)"
@@ -40,9 +42,23 @@ def normalize_domain(domain: str) -> str:
 def url_hosts(urls: pa.Array) -> pa.Array:
     """Lower-cased host of each URL (IPv6 brackets and trailing dot removed); null when there is none."""
     host = pc.struct_field(pc.extract_regex(urls, _HOST_RE), "host")
-    host = pc.utf8_rtrim(pc.utf8_trim(pc.utf8_lower(host), "[]"), ".")
+    return clean_hosts(pc.utf8_trim(pc.utf8_lower(host), "[]"))
+
+
+def clean_hosts(host: pa.Array) -> pa.Array:
+    """Drop a trailing dot; null for an empty host or one with characters no host has (a mangled URL)."""
+    host = pc.utf8_rtrim(host, ".")
     bad = pc.or_kleene(pc.equal(pc.utf8_length(host), 0), pc.match_substring_regex(host, _BAD_HOST_CHARS))
     return pc.if_else(bad, pa.scalar(None, pa.string()), host)
+
+
+def native_kernels() -> Any:
+    """``mdf_kernels`` when installed (``pip install ./rust``): host parsing and the parent-domain walk in Rust."""
+    try:
+        import mdf_kernels
+    except ImportError:
+        return None
+    return mdf_kernels
 
 
 def domains_blocked(hosts: pa.Array, blocklist: pa.Array) -> pa.BooleanArray:
@@ -69,6 +85,9 @@ class UrlFilter(Filter):
         blocklist: FilePath | None = Field(None, description="file of domains, one a line, '#' comments")
         domains: list[str] = Field(default_factory=list, description="more blocked domains, inline")
         block_words: list[str] = Field(default_factory=list, description="drop URLs containing any (any case)")
+        engine: Literal["auto", "native", "arrow"] = Field(
+            "auto", description="native = mdf-kernels (Rust), arrow = pyarrow.compute; auto: native when installed"
+        )
 
         @model_validator(mode="after")
         def _something_to_block(self) -> UrlFilter.Params:
@@ -82,15 +101,24 @@ class UrlFilter(Filter):
         if p.blocklist is not None:
             domains += read_blocklist(p.blocklist)
         self._blocklist = pa.array(sorted(set(filter(None, domains))), pa.string())
+        self._native = native_kernels() if p.engine != "arrow" else None
+        if p.engine == "native" and self._native is None:
+            raise MissingDependencyError("url_filter engine 'native' needs mdf-kernels: pip install ./rust")
+        self._domain_set = self._native.DomainSet(self._blocklist) if self._native is not None else None
         words = [w for w in p.block_words if w]
         self._word_re = "|".join(re.escape(w) for w in words) if words else None
 
     def keep(self, batch: pa.RecordBatch) -> tuple[pa.BooleanArray, pa.Array]:
         urls = batch.column(self.params.column)
-        hosts = url_hosts(urls)
+        if self._native is not None:
+            hosts = clean_hosts(self._native.url_host(urls))
+            blocked = pc.fill_null(self._native.domain_blocked(hosts, self._domain_set), False)
+        else:
+            hosts = url_hosts(urls)
+            encoded = pc.dictionary_encode(hosts)  # a crawl repeats hosts: walk parent domains once per host
+            blocked = domains_blocked(encoded.dictionary, self._blocklist)
+            blocked = pc.fill_null(pc.take(blocked, encoded.indices), False)
         bad = pc.is_null(hosts)
-        encoded = pc.dictionary_encode(hosts)  # a crawl repeats hosts: walk parent domains once per host
-        blocked = pc.fill_null(pc.take(domains_blocked(encoded.dictionary, self._blocklist), encoded.indices), False)
         if self._word_re is not None:
             worded = pc.fill_null(pc.match_substring_regex(urls, self._word_re, ignore_case=True), False)
         else:
