@@ -97,7 +97,7 @@ class ExecutorSpec(_Spec):
     """How to run. ``inline`` is one process; ``ray`` a local Ray (no ``address``) or a cluster."""
 
     type: Literal["inline", "ray"] = Field(default_factory=_default_executor)
-    batch_rows: int = Field(8192, gt=0, description="rows per batch")
+    batch_rows: int | Literal["auto"] = Field(8192, description="rows per batch; auto = the partition planner's")
     address: str | None = Field(None, description="Ray cluster address; none = RAY_ADDRESS or a local Ray")
     max_in_flight: int | Literal["auto"] = Field("auto", description="batch chains alive at once")
     max_bytes_in_flight: int | None = Field(None, gt=0, description="bytes of input batches alive at once")
@@ -108,7 +108,7 @@ class ExecutorSpec(_Spec):
     placement_timeout_s: float = Field(60.0, gt=0, description="wait this long for replicas to start")
     dashboard: bool = Field(False, description="start Ray's dashboard with a local Ray")
 
-    @field_validator("max_in_flight", "loaders", "writers")
+    @field_validator("batch_rows", "max_in_flight", "loaders", "writers")
     @classmethod
     def _positive(cls, value: int | str) -> int | str:
         if isinstance(value, int) and value < 1:

@@ -43,7 +43,13 @@ def prepare(recipe: Recipe, plugins: Plugins | None = None) -> Plan:
     plugins = plugins or load_plugins()
     reader = build_component(plugins.readers, recipe.reader, "reader")
     shards = reader.shards()
-    return Plan(recipe, plugins, reader, shards, recipe.executor.batch_rows)
+    rows = recipe.executor.batch_rows
+    plan = Plan(recipe, plugins, reader, shards, rows if isinstance(rows, int) else 0)
+    if rows == "auto":  # sized from a random sample of the data itself (mdf.partition)
+        from mdf.partition import resolve_auto
+
+        plan.batch_rows, plan.extra["max_in_flight"] = resolve_auto(plan, recipe)
+    return plan
 
 
 def build_stage(plugins: Plugins, stage: StageSpec, index: int) -> list[Operator]:

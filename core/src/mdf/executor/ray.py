@@ -52,7 +52,8 @@ class Pipeline:
 
 def auto_max_in_flight(replicas: list[int], loaders: int) -> int:
     """Every replica of every stage can hold one batch running and one queued, and loaders never starve:
-    ``max(2 * sum(replicas), 2 * loaders)``. A byte bound (``max_bytes_in_flight``) caps it further."""
+    ``max(2 * sum(replicas), 2 * loaders)``. A byte bound (``max_bytes_in_flight``) caps it further. With
+    ``batch_rows: auto`` the partition planner's value (bounded by memory per batch) is used instead."""
     return max(2 * sum(replicas), 2 * loaders)
 
 
@@ -135,7 +136,9 @@ class RayExecutor:
         if pending:
             raise RuntimeError(f"{len(pending)} actor(s) did not start within {spec.placement_timeout_s}s")
         self.max_in_flight = (
-            spec.max_in_flight if spec.max_in_flight != "auto" else auto_max_in_flight(self.replicas, n_loaders)
+            spec.max_in_flight
+            if spec.max_in_flight != "auto"
+            else plan.extra.get("max_in_flight") or auto_max_in_flight(self.replicas, n_loaders)
         )
         self._pipe = Pipeline(loaders, stage_actors, writers, key_state)
         return self._pipe

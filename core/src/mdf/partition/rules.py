@@ -1,0 +1,296 @@
+"""The sizing rules, one pure function each, every one returning the number it chose and the evidence.
+
+The rule set comes from Data-Juicer's partition size optimizer (modality multipliers, memory tiers, P90, the 2x
+safety margin, the byte bounds, the skew cut, the minimum-partitions and worker rules). Each function takes
+plain numbers and returns ``(value, Rule | None)``: ``None`` when the rule did not change anything, so
+``mdf plan`` lists exactly the rules that fired, each with the numbers that made it fire.
+
+Sizes are bytes; "MB" and "GB" in names and messages are binary (MiB, GiB), as in the seed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+MB = 1 << 20
+GB = 1 << 30
+
+SAFETY_MARGIN = 2.0  # intermediate buffers (tokenization, decoded pixels) the payload does not show
+MIN_PARTITION_BYTES = 32 * MB  # below this, per-batch scheduling overhead dominates
+MAX_PARTITION_BYTES = 512 * MB
+MAX_SHARE_OF_MEMORY = 0.25  # no single partition above a quarter of available memory
+PROCESSING_SHARE = 0.8  # 20 % of available memory stays with the OS, the object store and Python
+CONCURRENT_PARTITIONS = 4  # partitions assumed in flight per node when bounding one partition
+SKEW_THRESHOLD = 0.7
+SKEW_CUT = 0.8  # skewed data: 20 % smaller partitions so one heavy batch does not stall a worker
+MIN_PARTITIONS_ABOVE_ROWS = 10_000
+PARTITIONS_PER_CORE = 1.5
+WORKER_SHARE = 0.75  # leave a quarter of the cores to the driver, Ray and the OS
+WORKER_BOOST = 1.2  # many partitions: slightly oversubscribe, workers wait on I/O part of the time
+
+
+class Modality(StrEnum):
+    TEXT = "text"
+    IMAGE = "image"
+    AUDIO = "audio"
+    VIDEO = "video"
+    MULTIMODAL = "multimodal"
+
+
+@dataclass(frozen=True)
+class ModalityConfig:
+    """How much a row of a modality grows in memory while processed, and row-count defaults.
+
+    :param memory_multiplier: decoded size / payload size (a JPEG decodes to several times its bytes).
+    :param complexity: the modality's own processing weight, before the operators' weights are added.
+    :param default_rows: rows per batch when nothing can be sampled.
+    :param max_rows: rows per batch never exceeded, whatever the bytes say.
+    """
+
+    memory_multiplier: float
+    complexity: float
+    default_rows: int
+    max_rows: int
+
+
+# Multipliers and default sizes from the seed; complexity from Data-Juicer (text 1, video 15, the rest
+# between); max rows at 5x the default, the seed's ratio for text (10,000 -> 50,000) and video (400 -> 2,000).
+MODALITIES: dict[Modality, ModalityConfig] = {
+    Modality.TEXT: ModalityConfig(1.0, 1.0, 10_000, 50_000),
+    Modality.IMAGE: ModalityConfig(5.0, 3.0, 2_000, 10_000),
+    Modality.AUDIO: ModalityConfig(8.0, 5.0, 1_000, 5_000),
+    Modality.VIDEO: ModalityConfig(20.0, 15.0, 400, 2_000),
+    Modality.MULTIMODAL: ModalityConfig(10.0, 8.0, 1_600, 8_000),
+}
+
+# Weight an operator adds to the complexity multiplier, by ``cost_class`` (or ``kind`` when it has none).
+OPERATOR_WEIGHTS: dict[str, float] = {
+    "model": 0.3,
+    "embedding": 0.3,
+    "filter": 0.2,
+    "deduplicator": 0.2,
+    "refiner": 0.1,
+    "cleaning": 0.1,
+}
+DEFAULT_OPERATOR_WEIGHT = 0.1
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule that fired: its name, the numbers it used, and one line saying why."""
+
+    name: str
+    reason: str
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.name, **self.numbers, "reason": self.reason}
+
+
+def mb(n: float) -> float:
+    """Bytes as MB, rounded for messages and JSON."""
+    return round(n / MB, 3)
+
+
+def sample_size(rows_total: int) -> tuple[int, Rule]:
+    """Rows to sample: all below 1,000; 1 % (at least 1,000) up to 100,000; 0.1 % (at most 10,000) above.
+
+    Above 100,000 rows the seed's 0.1 % would give 100 rows at 100,001, fewer than a 1,000-row set gets; mdf
+    keeps the 1,000 floor there too so the estimate never gets worse as the data grows.
+    """
+    if rows_total < 1_000:
+        n, regime = rows_total, "all rows (< 1,000)"
+    elif rows_total <= 100_000:
+        n, regime = max(1_000, math.ceil(rows_total * 0.01)), "1 % with at least 1,000 (1,000-100,000)"
+    else:
+        n, regime = max(1_000, min(10_000, math.ceil(rows_total * 0.001))), "0.1 % capped at 10,000 (> 100,000)"
+    n = min(n, rows_total)
+    return n, Rule("sampling", f"{regime}: sample {n:,} of {rows_total:,} rows", {"rows_total": rows_total, "n": n})
+
+
+def p90(values: np.ndarray) -> float:
+    """Nearest-rank 90th percentile: the smallest value at or above 90 % of the sample (0 when empty).
+
+    P90 rather than the mean because a batch of average rows is not what runs a worker out of memory.
+    """
+    if len(values) == 0:
+        return 0.0
+    return float(np.sort(values)[math.ceil(0.9 * len(values)) - 1])
+
+
+def skew(values: np.ndarray) -> float:
+    """Coefficient of variation (population std / mean) of per-row bytes, clipped to [0, 1].
+
+    0 = every row the same size; 1 = spread as wide as the mean or wider. 0 for fewer than 2 rows.
+    """
+    if len(values) < 2:
+        return 0.0
+    mean = float(np.mean(values))
+    return 0.0 if mean <= 0 else min(1.0, float(np.std(values)) / mean)
+
+
+def memory_tier(available_bytes: float) -> tuple[int, Rule]:
+    """Target bytes per partition from available memory: < 16 GB: 32 MB; < 64: 64; < 256: 128; else 256."""
+    gb = available_bytes / GB
+    tier_mb = 32 if gb < 16 else 64 if gb < 64 else 128 if gb < 256 else 256
+    return tier_mb * MB, Rule(
+        "memory_tier", f"{gb:.1f} GB available -> {tier_mb} MB per partition", {"available_gb": round(gb, 2)}
+    )
+
+
+def operator_weight(kind: str, cost_class: str | None) -> float:
+    """Complexity weight of one operator: its ``cost_class`` if it declares one, else its ``kind``."""
+    return OPERATOR_WEIGHTS.get(cost_class or kind, DEFAULT_OPERATOR_WEIGHT)
+
+
+def complexity(modality: Modality, operators: list[tuple[str, float]]) -> tuple[float, Rule]:
+    """Modality complexity plus each operator's weight: heavier pipelines get smaller batches."""
+    base = MODALITIES[modality].complexity
+    total = round(base + sum(w for _, w in operators), 6)
+    ops = ", ".join(f"{name} +{w:g}" for name, w in operators) or "no operators"
+    return total, Rule(
+        "complexity", f"{modality} {base:g} + {ops} = {total:g}", {"modality_complexity": base, "total": total}
+    )
+
+
+def skew_cut(budget: float, skew_value: float) -> tuple[float, Rule | None]:
+    """Skew above 0.7: a partition 20 % smaller."""
+    if skew_value <= SKEW_THRESHOLD:
+        return budget, None
+    cut = budget * SKEW_CUT
+    return cut, Rule(
+        "skew_cut",
+        f"skew {skew_value:.2f} > {SKEW_THRESHOLD}: partition {mb(budget):g} -> {mb(cut):g} MB",
+        {"skew": round(skew_value, 4), "from_mb": mb(budget), "to_mb": mb(cut)},
+    )
+
+
+def bound_bytes(budget: float, available_bytes: float) -> tuple[float, list[Rule]]:
+    """Partition bytes within 32-512 MB, then never above 25 % of memory nor (memory x 0.8) / 4.
+
+    The memory caps come last so they win over the 32 MB floor on a small machine: running slowly beats
+    running out of memory.
+    """
+    rules: list[Rule] = []
+    bounds = [
+        ("min_partition_bytes", max, MIN_PARTITION_BYTES, "below the 32 MB floor"),
+        ("max_partition_bytes", min, MAX_PARTITION_BYTES, "above the 512 MB ceiling"),
+        ("max_share_of_memory", min, available_bytes * MAX_SHARE_OF_MEMORY, "above 25 % of available memory"),
+        (
+            "max_concurrent_share",
+            min,
+            available_bytes * PROCESSING_SHARE / CONCURRENT_PARTITIONS,
+            f"above (available x {PROCESSING_SHARE}) / {CONCURRENT_PARTITIONS}",
+        ),
+    ]
+    for name, pick, limit, why in bounds:
+        new = pick(budget, limit)
+        if new != budget:
+            rules.append(
+                Rule(
+                    name, f"{mb(budget):g} MB is {why}: {mb(new):g} MB", {"from_mb": mb(budget), "limit_mb": mb(limit)}
+                )
+            )
+            budget = new
+    return budget, rules
+
+
+def row_group_check(group_rows: int, group_bytes: float, budget: float) -> Rule | None:
+    """Warn when a Parquet row group is bigger than a partition: the reader loads it whole, whatever the batch.
+
+    Changes no number (the input is what it is); says how many rows per row group would fit.
+    """
+    if group_bytes <= budget or group_rows <= 0:
+        return None
+    fit = max(1, int(group_rows * budget / group_bytes))
+    return Rule(
+        "row_group_too_big",
+        f"the largest row group is {mb(group_bytes):g} MB ({group_rows:,} rows) > {mb(budget):g} MB partition;"
+        f" the reader loads it whole: rewrite the input with row groups of at most {fit:,} rows",
+        {"group_rows": group_rows, "group_mb": mb(group_bytes), "rows_that_fit": fit},
+    )
+
+
+def rows_for_budget(budget: float, row_bytes: float, complexity_value: float) -> tuple[int, Rule]:
+    """Target rows = partition bytes / (per-row memory x complexity), at least 1."""
+    rows = max(1, int(budget / (row_bytes * complexity_value)))
+    return rows, Rule(
+        "target_rows",
+        f"{mb(budget):g} MB / ({row_bytes:,.0f} B x {complexity_value:g}) = {rows:,} rows",
+        {"budget_mb": mb(budget), "row_bytes": round(row_bytes), "complexity": complexity_value, "rows": rows},
+    )
+
+
+def cap_modality_rows(rows: int, modality: Modality) -> tuple[int, Rule | None]:
+    """Never more rows than the modality's maximum (per-row costs the bytes do not show)."""
+    cap = MODALITIES[modality].max_rows
+    if rows <= cap:
+        return rows, None
+    return cap, Rule("modality_max_rows", f"{rows:,} rows > {modality} max {cap:,}", {"from": rows, "max": cap})
+
+
+def min_partitions(rows: int, rows_total: int, cores: int) -> tuple[int, Rule | None]:
+    """Datasets above 10,000 rows get at least 1.5 x cores partitions, so every core has work."""
+    if rows_total <= MIN_PARTITIONS_ABOVE_ROWS:
+        return rows, None
+    want = math.ceil(PARTITIONS_PER_CORE * cores)
+    cap = max(1, rows_total // want)
+    if rows <= cap:
+        return rows, None
+    return cap, Rule(
+        "min_partitions",
+        f"{rows_total:,} rows > {MIN_PARTITIONS_ABOVE_ROWS:,}: at least {want} partitions (1.5 x {cores} cores)"
+        f" -> at most {cap:,} rows each",
+        {"from": rows, "partitions_min": want, "rows": cap},
+    )
+
+
+def partition_count(rows: int, shard_rows: list[int]) -> int:
+    """Batches a run makes: each shard is cut on its own, so its last batch may be short."""
+    return sum(math.ceil(n / rows) for n in shard_rows if n > 0)
+
+
+def workers(cores: int, partitions: int) -> tuple[int, Rule]:
+    """75 % of cores (at least 1); no more than there are partitions; 120 % of that with many partitions."""
+    base = max(1, int(cores * WORKER_SHARE))
+    if partitions < base:
+        n, why = max(1, partitions), f"only {partitions} partition(s): {max(1, partitions)} worker(s)"
+    elif partitions > 2 * base:
+        n = max(base, int(base * WORKER_BOOST))
+        why = f"{partitions} partitions > 2 x {base}: {WORKER_BOOST:g} x {base} = {n}"
+    else:
+        n, why = base, f"75 % of {cores} cores = {base}"
+    return n, Rule("workers", why, {"cores": cores, "base": base, "partitions": partitions, "workers": n})
+
+
+def max_in_flight(batch_bytes: float, available_bytes: float, worker_count: int, partitions: int) -> tuple[int, Rule]:
+    """Batches alive at once: two per worker (one running, one queued), within 80 % of memory, at least 1."""
+    by_memory = int(available_bytes * PROCESSING_SHARE / batch_bytes) if batch_bytes > 0 else 2 * worker_count
+    n = max(1, min(2 * worker_count, by_memory, max(1, partitions)))
+    return n, Rule(
+        "max_in_flight",
+        f"min(2 x {worker_count} workers, {by_memory} batches of {mb(batch_bytes):g} MB in 80 % of memory,"
+        f" {partitions} partitions) = {n}",
+        {"by_workers": 2 * worker_count, "by_memory": by_memory, "batch_mb": mb(batch_bytes), "value": n},
+    )
+
+
+def split_replicas(costs: dict[str, float], total: int) -> dict[str, int]:
+    """Share ``total`` replicas among stages in proportion to cost, each at least 1 (largest remainder)."""
+    names = list(costs)
+    if not names:
+        return {}
+    total = max(total, len(names))
+    weights = np.array([max(costs[n], 0.0) for n in names], dtype=np.float64)
+    if weights.sum() <= 0:
+        weights = np.ones(len(names))
+    share = 1 + weights / weights.sum() * (total - len(names))
+    out = np.floor(share).astype(int)
+    for i in np.argsort(-(share - out), kind="stable")[: total - int(out.sum())]:
+        out[i] += 1
+    return {n: int(v) for n, v in zip(names, out, strict=True)}
