@@ -46,7 +46,11 @@ class InlineExecutor:
                     rejected = [rej] if rej is not None else []
                     if rej is not None:
                         count_reasons(rej, metrics.reader_reasons)
-                    kept, more = run_chain(operators, batch, BatchContext(shard.id, index, offset), keep_rejected)
+                    ctx = BatchContext(shard.id, index, offset)
+                    kept, more = batch, []
+                    for ops in stages:  # stage by stage, as Ray runs them (filters fuse within a stage only)
+                        kept, rej_stage = run_chain(ops, kept, ctx, keep_rejected)
+                        more += rej_stage
                     offset += batch.num_rows
                     rejected += more
                     metrics.rows_written += kept.num_rows
