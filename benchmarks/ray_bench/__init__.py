@@ -1,0 +1,1 @@
+"""Helpers of the ``bench_ray_*`` benchmarks (scripts run as subprocesses, shared data generation)."""
