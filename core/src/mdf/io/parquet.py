@@ -65,7 +65,7 @@ class ParquetReader(Reader):
         try:
             # pre_buffer=False: Arrow's read-ahead coalesces up to 32 MB per file, memory that batch_rows (and
             # the partition planner) cannot see; on local disks it buys nothing measurable
-            pf = pq.ParquetFile(shard.path, pre_buffer=False)
+            pf = pq.ParquetFile(shard.path, pre_buffer=False, buffer_size=1 << 20)
             groups = None if shard.start is None else list(range(shard.start, shard.stop or shard.start))
             yield from pf.iter_batches(batch_size=batch_rows, row_groups=groups, columns=self.params.columns)
         except (OSError, pa.ArrowException) as exc:
