@@ -167,7 +167,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
+        #![proptest_config(crate::fuzz_cases(300))]
         #[test]
         fn fuzz_never_panics(h in any::<String>(), d in "[a-z.]{0,12}") {
             let s = DomainSet::new([d.as_str()]);

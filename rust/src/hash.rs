@@ -118,7 +118,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(200))]
+        #![proptest_config(crate::fuzz_cases(200))]
         #[test]
         fn fuzz_binary_rows(rows in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 0..20)) {
             let b = BinaryArray::from(rows.iter().map(|r| r.as_slice()).collect::<Vec<_>>());

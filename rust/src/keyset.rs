@@ -332,7 +332,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(100))]
+        #![proptest_config(crate::fuzz_cases(100))]
         #[test]
         fn matches_std_hashset(keys in proptest::collection::vec(0u64..64, 0..300), bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             let mut t = KeyTable::<u64>::new();

@@ -266,3 +266,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ENV_NUM_THREADS", pool::ENV_VAR)?;
     Ok(())
 }
+
+/// Proptest settings for the kernels' fuzz tests: `default` cases, or `PROPTEST_CASES` when set, so a long
+/// fuzzing run is `PROPTEST_CASES=100000 cargo test --release fuzz` while `cargo test` stays quick.
+#[cfg(test)]
+pub(crate) fn fuzz_cases(default: u32) -> proptest::test_runner::Config {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    proptest::test_runner::Config::with_cases(cases)
+}

@@ -154,7 +154,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(100))]
+        #![proptest_config(crate::fuzz_cases(100))]
         #[test]
         fn fuzz_band_keys(sig in proptest::collection::vec(any::<u32>(), 1..64), b in 1usize..10, r in 1usize..10) {
             let res = band_keys(&sig, sig.len(), b, r);

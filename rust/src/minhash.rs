@@ -368,7 +368,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(200))]
+        #![proptest_config(crate::fuzz_cases(200))]
         #[test]
         fn fuzz_never_panics(t in any::<String>(), n in 1usize..8) {
             for tok in [Tokenizer::Word, Tokenizer::Char] {

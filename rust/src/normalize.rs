@@ -215,7 +215,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
+        #![proptest_config(crate::fuzz_cases(300))]
         #[test]
         fn never_panics_and_is_idempotent(s in any::<String>()) {
             for mode in [Normalize::Lower, Normalize::NfcWs, Normalize::Alnum] {

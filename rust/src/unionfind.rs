@@ -168,7 +168,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(200))]
+        #![proptest_config(crate::fuzz_cases(200))]
         #[test]
         fn matches_naive(n in 1usize..40, raw in proptest::collection::vec((0u64..40, 0u64..40), 0..60)) {
             let edges: Vec<_> = raw.into_iter().map(|(a, b)| (a % n as u64, b % n as u64)).collect();

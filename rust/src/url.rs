@@ -222,7 +222,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(500))]
+        #![proptest_config(crate::fuzz_cases(500))]
         #[test]
         fn fuzz_never_panics(s in any::<String>(), t in "[a-zA-Z0-9:/@\\[\\]%.?#_-]{0,40}") {
             let _ = url_host(&s);
