@@ -7,15 +7,13 @@ import os
 import subprocess
 import sys
 
-import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
 from click.testing import CliRunner
 
 from mdf.cli import cli
-from mdf.demo_data import DemoSpec, write_dataset
+from mdf.demo_data import DemoSpec, write_dataset, write_image_dataset
 from mdf.errors import RecipeError
 from mdf.executor import prepare
 from mdf.partition import plan_partitions, resolve_auto
@@ -27,20 +25,7 @@ ROWS = 400
 
 
 def write_images(out_dir, rows: int, files: int = 2, seed: int = 0) -> str:
-    """Rows of 50-300 KB 'JPEGs' (JPEG magic, random body) in row groups of 64, as image sets are stored."""
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(50_000, 300_001, size=rows)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    data = rng.integers(0, 256, size=int(offsets[-1]), dtype=np.uint8)
-    for k, byte in enumerate(b"\xff\xd8\xff\xe0"):
-        data[offsets[:-1] + k] = byte
-    images = pa.Array.from_buffers(pa.large_binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-    table = pa.table({"id": [f"img-{i}" for i in range(rows)], "image": images})
-    os.makedirs(out_dir, exist_ok=True)
-    per = -(-rows // files)
-    for k in range(files):
-        part = table.slice(k * per, per)
-        pq.write_table(part, os.path.join(out_dir, f"img-{k}.parquet"), row_group_size=64, compression="none")
+    write_image_dataset(str(out_dir), rows, files, seed)
     return os.path.join(out_dir, "*.parquet")
 
 
@@ -163,7 +148,7 @@ def runs(image_glob, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("runs")
     plan = plan_for(image_glob, tmp, available_bytes=32 * GB, cores=2)  # a fixed 64 MB target on any machine
     (tmp / "one").mkdir()
-    pq.write_table(pq.read_table(image_glob.replace("*", "img-0")).slice(0, 1), tmp / "one" / "one.parquet")
+    pq.write_table(pq.read_table(image_glob.replace("*", "img-00000")).slice(0, 1), tmp / "one" / "one.parquet")
 
     def run(paths: str, name: str, rows: int) -> tuple[int, int]:
         path = tmp / f"{name}.yaml"

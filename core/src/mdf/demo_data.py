@@ -1,4 +1,5 @@
-"""Generate a CommonCrawl-like Parquet set: English-like pages, duplicates, blocked domains, null texts.
+"""Generate demo data: a CommonCrawl-like Parquet set (English-like pages, duplicates, blocked domains, null
+texts) and a LAION-like image set (captions and JPEG-shaped bytes).
 
 Used by ``mdf demo`` and the benchmarks. Texts are random slices of one large word corpus, so generating
 hundreds of thousands of 2.5 KB pages takes a second, not minutes; lengths are log-normal (mean ~2.5 KB) with a
@@ -84,5 +85,36 @@ def write_dataset(out_dir: str, spec: DemoSpec = DemoSpec(), row_group_rows: int
     for k in range(spec.files):
         path = os.path.join(out_dir, f"cc-{k:05d}.parquet")
         pq.write_table(table.slice(k * per, per), path, row_group_size=row_group_rows, compression="zstd")
+        paths.append(path)
+    return paths
+
+
+def image_table(rows: int, seed: int = 0) -> pa.Table:
+    """``id``, ``caption`` and ``image``: 50-300 KB of random bytes framed like a JPEG (``FF D8 FF E0`` ...
+    ``FF D9``), enough for the partition planner to recognise and weigh images without Pillow."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(50_000, 300_001, size=rows)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    data = rng.integers(0, 256, size=int(offsets[-1]), dtype=np.uint8)
+    for k, byte in enumerate(b"\xff\xd8\xff\xe0"):
+        data[offsets[:-1] + k] = byte
+    data[offsets[1:] - 2], data[offsets[1:] - 1] = 0xFF, 0xD9
+    images = pa.Array.from_buffers(pa.large_binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    words = np.array(["a", "cat", "dog", "on", "the", "red", "sofa", "beach", "at", "sunset", "photo", "of"])
+    captions = [" ".join(words[rng.integers(0, len(words), size=int(n))]) for n in rng.integers(3, 15, size=rows)]
+    return pa.table({"id": [f"img-{i:07d}" for i in range(rows)], "caption": captions, "image": images})
+
+
+def write_image_dataset(out_dir: str, rows: int, files: int = 2, seed: int = 0) -> list[str]:
+    """Write ``img-00000.parquet`` ...: row groups of 64 rows as image sets use, image bytes stored uncompressed
+    (random bytes do not compress)."""
+    os.makedirs(out_dir, exist_ok=True)
+    table = image_table(rows, seed)
+    per = -(-rows // files)
+    paths = []
+    codecs = {"id": "zstd", "caption": "zstd", "image": "none"}
+    for k in range(files):
+        path = os.path.join(out_dir, f"img-{k:05d}.parquet")
+        pq.write_table(table.slice(k * per, per), path, row_group_size=64, compression=codecs)
         paths.append(path)
     return paths

@@ -112,9 +112,6 @@ class StageWorker:
             "node_id": ray.get_runtime_context().get_node_id(),
         }
 
-    def pid(self) -> int:
-        return os.getpid()
-
 
 class ShardWriter:
     """Writes the batches of the shards it owns, in batch order, and commits each shard atomically.

@@ -20,7 +20,6 @@ from mdf.metrics import RunMetrics
 from mdf.operators import BatchContext, Deduplicator, Operator
 from mdf.plugins import Plugins, load_plugins
 from mdf.recipe import Recipe, StageSpec, build_component, build_operator
-from mdf.state import InProcessKeyState
 
 
 @dataclass
@@ -120,7 +119,3 @@ def run_recipe(recipe: Recipe, progress: Any = None, plugins: Plugins | None = N
     metrics = executor.run(progress)
     metrics.write_json(os.path.join(plan.output_dir, "metrics.json"))
     return metrics
-
-
-def new_key_state() -> InProcessKeyState:
-    return InProcessKeyState()

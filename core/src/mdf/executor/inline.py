@@ -14,9 +14,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from mdf.executor.base import Outputs, Plan, attach_state, build_stage, new_key_state, run_chain
+from mdf.executor.base import Outputs, Plan, attach_state, build_stage, run_chain
 from mdf.metrics import RunMetrics, count_reasons
 from mdf.operators import BatchContext, split_rejected
+from mdf.state import InProcessKeyState
 
 
 class InlineExecutor:
@@ -27,7 +28,7 @@ class InlineExecutor:
         plan = self.plan
         stages = [build_stage(plan.plugins, s, i) for i, s in enumerate(plan.recipe.stages)]
         operators = [op for ops in stages for op in ops]
-        attach_state(operators, new_key_state())
+        attach_state(operators, InProcessKeyState())
         outputs = Outputs.build(plan)
         keep_rejected = outputs.rejected is not None
         metrics = RunMetrics(executor="inline", shards=len(plan.shards))

@@ -270,10 +270,19 @@ class RayExecutor:
                     "utilisation": round(busy / (wall_s * len(group)), 4) if wall_s > 0 else 0.0,
                 }
             )
-        bottleneck = max(stages, key=lambda s: s["utilisation"])["name"] if stages else None
+        busy = sum(w["busy_s"] for w in ray.get([w.stats.remote() for w in pipe.writers]))
+        writer_stats = {
+            "name": "(writers)",
+            "replicas": len(pipe.writers),
+            "busy_s": round(busy, 4),
+            "utilisation": round(busy / (wall_s * len(pipe.writers)), 4) if wall_s > 0 else 0.0,
+        }
+        # the writers (Parquet encode, compression) can be the slowest step of a filter-only pipeline
+        bottleneck = max([*stages, writer_stats], key=lambda s: s["utilisation"])["name"]
         return {
             "startup_s": round(self.startup_s, 3),
             "stage_stats": stages,
+            "writer_stats": writer_stats,
             "bottleneck": bottleneck,
             "max_in_flight": self.max_in_flight,
             "peak_in_flight": self.peak_in_flight,
