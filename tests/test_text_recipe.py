@@ -100,7 +100,8 @@ def test_parquet_recipe_keeps_exactly_the_right_rows(tmp_path, mdf):
     result = mdf("run", str(recipe), "--set", "executor.batch_rows=2")
     assert result.returncode == 0, result.stderr
     check_outputs(tmp_path, reader_rejects=0)
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["cc-a.parquet", "cc-b.parquet", "metrics.json"]
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == ["_state", "cc-a.parquet", "cc-b.parquet", "metrics.json"]  # _state: what --resume reads
 
 
 def test_typo_in_recipe_exits_2_with_did_you_mean_and_writes_nothing(tmp_path, mdf):

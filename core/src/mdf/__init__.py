@@ -9,10 +9,11 @@ import pluggy
 
 hookimpl = pluggy.HookimplMarker("mdf")
 
+from mdf.deduplicator import Deduplicator, DedupParams  # noqa: E402
 from mdf.errors import MdfError, OperatorError, PluginError, RecipeError  # noqa: E402
 from mdf.io.base import Reader, Shard, Writer  # noqa: E402
 from mdf.metrics import REASON  # noqa: E402
-from mdf.operators import BatchContext, Deduplicator, Filter, Operator, Params, Refiner  # noqa: E402
+from mdf.operators import BatchContext, Filter, Operator, Params, Refiner  # noqa: E402
 
 try:
     from importlib.metadata import version as _v
@@ -24,6 +25,7 @@ except Exception:  # pragma: no cover - running from a source tree without metad
 __all__ = [
     "REASON",
     "BatchContext",
+    "DedupParams",
     "Deduplicator",
     "Filter",
     "MdfError",

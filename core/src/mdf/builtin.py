@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mdf import hookimpl
+from mdf.io.discard import DiscardWriter
 from mdf.io.jsonl import JsonlReader, JsonlWriter
 from mdf.io.parquet import ParquetReader, ParquetWriter
 from mdf.ops.debug import DelayRefiner, NoopRefiner
@@ -25,3 +26,4 @@ def mdf_register_readers(registry: Registry) -> None:
 def mdf_register_writers(registry: Registry) -> None:
     registry.add(ParquetWriter)
     registry.add(JsonlWriter)
+    registry.add(DiscardWriter)

@@ -118,3 +118,51 @@ def write_image_dataset(out_dir: str, rows: int, files: int = 2, seed: int = 0) 
         pq.write_table(table.slice(k * per, per), path, row_group_size=64, compression=codecs)
         paths.append(path)
     return paths
+
+
+def dedup_table(
+    rows: int,
+    exact_rate: float = 0.10,
+    near_rate: float = 0.10,
+    change_rate: float = 0.03,
+    mean_words: int = 290,
+    seed: int = 11,
+) -> pa.Table:
+    """Independent English-like pages plus known copies: ``exact_rate`` identical, ``near_rate`` with
+    ``change_rate`` of their words replaced. Column ``group`` is the ground truth: the index of the original
+    page (its own index for an original). Pages are drawn word by word, not sliced from one corpus, so two
+    originals share no long passage and every near-duplicate pair is a planted one.
+    """
+    rng = np.random.default_rng(seed)
+    vocab = np.array(
+        ["".join(rng.choice(_SYLLABLES, size=rng.integers(2, 5))) for _ in range(20_000)]
+        + ["the", "a", "of", "to", "and", "is", "in", "for", "on", "with"] * 600
+    )
+    n_copies = int(rows * (exact_rate + near_rate))
+    n_orig = rows - n_copies
+    lengths = np.clip(rng.lognormal(np.log(mean_words) - 0.18, 0.6, size=n_orig), 30, 20 * mean_words).astype(int)
+    words = vocab[rng.integers(0, len(vocab), size=int(lengths.sum()))]
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    docs = [words[bounds[i] : bounds[i + 1]] for i in range(n_orig)]
+    texts = [" ".join(d.tolist()) for d in docs]
+    group = list(range(n_orig))
+    sources = rng.integers(0, n_orig, size=n_copies)
+    near = rng.random(n_copies) < near_rate / (exact_rate + near_rate)
+    for src, is_near in zip(sources.tolist(), near.tolist(), strict=True):
+        if is_near:
+            d = docs[src].copy()
+            k = max(1, round(change_rate * len(d)))
+            d[rng.choice(len(d), size=k, replace=False)] = vocab[rng.integers(0, len(vocab), size=k)]
+            texts.append(" ".join(d.tolist()))
+        else:
+            texts.append(texts[src])
+        group.append(src)
+    order = rng.permutation(rows)  # copies spread through the file, sometimes before their original
+    return pa.table(
+        {
+            "id": pa.array([f"doc-{i:08d}" for i in range(rows)]),
+            "text": pa.array([texts[i] for i in order], pa.string()),
+            "group": pa.array([group[i] for i in order], pa.int64()),
+            "near": pa.array([i >= n_orig and bool(near[i - n_orig]) for i in order]),
+        }
+    )

@@ -35,11 +35,15 @@ class Params(BaseModel):
 
 @dataclass(frozen=True)
 class BatchContext:
-    """Where a batch comes from, so stateful operators can name a row (``shard_id`` + ``row_offset + i``)."""
+    """Where a batch comes from, so stateful operators can name a row (``shard_id`` + ``row_offset + i``).
+
+    ``shard_index`` is the shard's place in the reader's stable shard list: with ``row_offset`` it orders rows
+    by input position, which cluster-mode dedup uses to keep the same row on every executor."""
 
     shard_id: str
     batch_index: int
     row_offset: int
+    shard_index: int = 0
 
 
 class Component:
@@ -191,42 +195,6 @@ class Refiner(Operator):
                 "a refiner must keep every row (reject rows with a '_reason' column instead)"
             )
         return split_rejected(out, prefix=self.name)
-
-
-class Deduplicator(Operator):
-    """Keeps the first row seen for each key; the key-state service decides what "seen" means.
-
-    :meth:`keys` returns one key per row (``uint64``; null = never a duplicate). Rows whose key was claimed
-    by an earlier row are rejected with reason ``duplicate``. The executor attaches the state with
-    :meth:`attach_state` before the first batch (an in-process key set inline, bucket actors on Ray).
-    """
-
-    kind = "deduplicator"
-
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self.state: Any = None
-
-    @abstractmethod
-    def keys(self, batch: pa.RecordBatch) -> pa.Array:
-        """Return one ``uint64`` key per row (hash of what makes two rows the same)."""
-
-    def attach_state(self, state: Any) -> None:
-        self.state = state
-
-    def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
-        if self.state is None:
-            raise OperatorError(f"deduplicator '{self.name}' has no key state attached by the executor")
-        keys = self.keys(batch)
-        is_new = self.state.claim(self.name, keys, ctx)
-        if keys.null_count:
-            is_new = pc.or_kleene(is_new, pc.is_null(keys))
-        is_new = pc.fill_null(is_new, True)
-        if is_new.true_count == batch.num_rows:
-            return batch, None
-        dup = pc.invert(is_new)
-        reason = pa.repeat(pa.scalar(f"{self.name}:duplicate"), batch.num_rows - is_new.true_count)
-        return batch.filter(is_new), batch.filter(dup).append_column(REASON, reason)
 
 
 def reasons_only(rejected: pa.RecordBatch) -> pa.RecordBatch:

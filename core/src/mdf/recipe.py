@@ -107,8 +107,26 @@ class ExecutorSpec(_Spec):
     max_task_retries: int = Field(3, ge=0, description="times a call on a dead actor is retried")
     placement_timeout_s: float = Field(60.0, gt=0, description="wait this long for replicas to start")
     dashboard: bool = Field(False, description="start Ray's dashboard with a local Ray")
+    resume: bool = Field(False, description="skip shards a previous run of this recipe completed (mdf run --resume)")
 
     @field_validator("batch_rows", "max_in_flight", "loaders", "writers")
+    @classmethod
+    def _positive(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError(f"must be >= 1 or 'auto', got {value}")
+        return value
+
+
+class StateSpec(_Spec):
+    """The key-state service of deduplicators (:mod:`mdf.state`)."""
+
+    num_buckets: int | Literal["auto"] = Field(
+        "auto", description="key-state shards (one Ray actor each); auto = one per 50 M expected keys"
+    )
+    expected_keys: int | None = Field(None, gt=0, description="keys the dedups will hold; sizes num_buckets: auto")
+    snapshot_every_s: float = Field(30.0, ge=0, description="snapshot the key state at most this often")
+
+    @field_validator("num_buckets")
     @classmethod
     def _positive(cls, value: int | str) -> int | str:
         if isinstance(value, int) and value < 1:
@@ -124,6 +142,7 @@ class Recipe(_Spec):
     writer: ComponentSpec
     rejected: ComponentSpec | None = None
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
+    state: StateSpec = Field(default_factory=StateSpec)
     source: str = ""
 
     @model_validator(mode="after")

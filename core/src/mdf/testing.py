@@ -21,17 +21,28 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from mdf.deduplicator import Deduplicator
 from mdf.metrics import REASON, RunMetrics
-from mdf.operators import BatchContext, Deduplicator, Filter, Operator
+from mdf.operators import BatchContext, Filter, Operator
 from mdf.plugins import Plugins
-from mdf.state import InProcessKeyState
+from mdf.state import KeyState
 
 
-def run_operator(op: Operator, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
-    """Run ``op`` on ``batch`` as an executor would (setup, key state for deduplicators, context)."""
+def run_operator(
+    op: Operator, batch: pa.RecordBatch, ctx: BatchContext | None = None
+) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+    """Run ``op`` on ``batch`` as an executor would (setup, key state for deduplicators, context).
+
+    Without ``ctx``, successive calls on one operator are successive batches of one shard (row offsets
+    advance), which is what a deduplicator's claimant bookkeeping expects of different batches."""
     if isinstance(op, Deduplicator) and op.state is None:
-        op.attach_state(InProcessKeyState())
-    return op.process(batch, BatchContext("test-shard", 0, 0))
+        op.attach_state(KeyState.local())
+    if ctx is None:
+        done = getattr(op, "_testing_rows", 0)
+        ctx = BatchContext("test-shard", getattr(op, "_testing_batches", 0), done)
+        op._testing_rows = done + batch.num_rows  # type: ignore[attr-defined]
+        op._testing_batches = ctx.batch_index + 1  # type: ignore[attr-defined]
+    return op.process(batch, ctx)
 
 
 def check_operator_contract(op: Operator, batch: pa.RecordBatch, id_column: str | None = None) -> None:

@@ -1,4 +1,4 @@
-"""``mdf run RECIPE [--set key.path=value ...]``: validate everything, then run, then print the table."""
+"""``mdf run RECIPE [--set key.path=value ...] [--resume]``: validate everything, then run, then print the table."""
 
 from __future__ import annotations
 
@@ -17,10 +17,13 @@ from mdf.report import metrics_table
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE", help="override a recipe key")
 @click.option("--quiet", "-q", is_flag=True, help="no progress and no table")
-def command(recipe: str, overrides: tuple[str, ...], quiet: bool) -> None:
+@click.option(
+    "--resume", is_flag=True, help="continue a killed run: skip shards it completed, restore its dedup key state"
+)
+def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool) -> None:
     """Run RECIPE (a YAML file)."""
     console = Console(stderr=True)
-    parsed = load_recipe(recipe, list(overrides))
+    parsed = load_recipe(recipe, [*overrides, *(["executor.resume=true"] if resume else [])])
     progress = None if quiet else LiveProgress(console)
     metrics = run_recipe(parsed, progress=progress)
     if not quiet:

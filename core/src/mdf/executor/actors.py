@@ -18,7 +18,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from mdf.executor.base import Outputs, attach_state, build_stage, run_chain
+from mdf.executor.base import Outputs, build_stage, run_chain
+from mdf.executor.passes import attach_state
 from mdf.io.base import Shard
 from mdf.metrics import OperatorMetrics, count_reasons
 from mdf.operators import BatchContext, split_rejected
@@ -68,6 +69,7 @@ class Loader:
             "shard": shard.id,
             "index": index,
             "offset": offset,
+            "shard_index": shard.index,
             "rows": batch.num_rows,
             "nbytes": batch.nbytes,
             "reader_reasons": reasons,
@@ -81,10 +83,7 @@ class StageWorker:
     def __init__(self, stage: StageSpec, index: int, key_state: Any = None, keep_rejected: bool = True) -> None:
         self.keep_rejected = keep_rejected
         self.operators = build_stage(load_plugins(), stage, index)
-        if key_state is not None:
-            from mdf.state import RemoteKeyState
-
-            attach_state(self.operators, RemoteKeyState(key_state))
+        attach_state(index, self.operators, key_state)  # a KeyState holding bucket actor handles
         self.started = time.perf_counter()
         self.busy_s = 0.0
         self.batches = 0
@@ -92,7 +91,7 @@ class StageWorker:
     def process(self, meta: dict[str, Any], payload: Payload) -> Payload:
         start = time.perf_counter()
         batch, rejected, op_metrics = payload
-        ctx = BatchContext(meta["shard"], meta["index"], meta["offset"])
+        ctx = BatchContext(meta["shard"], meta["index"], meta["offset"], meta["shard_index"])
         kept, more = run_chain(self.operators, batch, ctx, self.keep_rejected)
         for op in self.operators:  # hand this batch's counts downstream, start afresh
             op_metrics.append(op.metrics)

@@ -8,6 +8,7 @@ loop and by Ray stage actors alike, which is what makes both executors give the 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ import pyarrow as pa
 from mdf.fusion import plan_steps
 from mdf.io.base import Reader, Shard, Writer
 from mdf.metrics import RunMetrics
-from mdf.operators import BatchContext, Deduplicator, Operator
+from mdf.operators import BatchContext, Operator
 from mdf.plugins import Plugins, load_plugins
 from mdf.recipe import Recipe, StageSpec, build_component, build_operator
 
@@ -41,7 +42,7 @@ class Plan:
 def prepare(recipe: Recipe, plugins: Plugins | None = None) -> Plan:
     plugins = plugins or load_plugins()
     reader = build_component(plugins.readers, recipe.reader, "reader")
-    shards = reader.shards()
+    shards = [dataclasses.replace(s, index=i) for i, s in enumerate(reader.shards())]
     rows = recipe.executor.batch_rows
     plan = Plan(recipe, plugins, reader, shards, rows if isinstance(rows, int) else 0)
     if rows == "auto":  # sized from a random sample of the data itself (mdf.partition)
@@ -54,12 +55,6 @@ def prepare(recipe: Recipe, plugins: Plugins | None = None) -> Plan:
 def build_stage(plugins: Plugins, stage: StageSpec, index: int) -> list[Operator]:
     """Construct a stage's operators (in the worker that will run them)."""
     return [build_operator(plugins, op, f"stages[{index}].operators[{j}]") for j, op in enumerate(stage.operators)]
-
-
-def attach_state(operators: list[Operator], state: Any) -> None:
-    for op in operators:
-        if isinstance(op, Deduplicator):
-            op.attach_state(state)
 
 
 def run_chain(

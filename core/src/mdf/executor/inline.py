@@ -14,10 +14,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from mdf.executor.base import Outputs, Plan, attach_state, build_stage, run_chain
+from mdf.executor.base import Outputs, Plan, build_stage, run_chain
+from mdf.executor.passes import attach_state, run_passes
 from mdf.metrics import RunMetrics, count_reasons
 from mdf.operators import BatchContext, split_rejected
-from mdf.state import InProcessKeyState
+from mdf.state import Checkpoint, KeyState
 
 
 class InlineExecutor:
@@ -25,10 +26,12 @@ class InlineExecutor:
         self.plan = plan
 
     def run(self, progress: Any = None) -> RunMetrics:
-        plan = self.plan
+        return run_passes(self.plan, self._run_pass, KeyState.local, progress)
+
+    def _run_pass(self, plan: Plan, state: KeyState | None, checkpoint: Checkpoint | None, progress: Any) -> RunMetrics:
         stages = [build_stage(plan.plugins, s, i) for i, s in enumerate(plan.recipe.stages)]
-        operators = [op for ops in stages for op in ops]
-        attach_state(operators, InProcessKeyState())
+        for i, ops in enumerate(stages):
+            attach_state(i, ops, state)
         outputs = Outputs.build(plan)
         keep_rejected = outputs.rejected is not None
         metrics = RunMetrics(executor="inline", shards=len(plan.shards))
@@ -47,7 +50,7 @@ class InlineExecutor:
                     rejected = [rej] if rej is not None else []
                     if rej is not None:
                         count_reasons(rej, metrics.reader_reasons)
-                    ctx = BatchContext(shard.id, index, offset)
+                    ctx = BatchContext(shard.id, index, offset, shard.index)
                     kept, more = batch, []
                     for ops in stages:  # stage by stage, as Ray runs them (filters fuse within a stage only)
                         kept, rej_stage = run_chain(ops, kept, ctx, keep_rejected)
@@ -65,6 +68,8 @@ class InlineExecutor:
                     f.result()
                 pending.clear()
                 io_pool.submit(outputs.commit, shard.id).result()
+                if checkpoint is not None:
+                    checkpoint.shard_done(shard.id)
         except BaseException:
             outputs.close()
             raise

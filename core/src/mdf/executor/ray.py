@@ -25,9 +25,10 @@ from typing import Any
 
 from mdf.executor import actors
 from mdf.executor.base import Plan
+from mdf.executor.passes import run_passes
 from mdf.executor.placement import actor_options, connect, plan_replicas
 from mdf.metrics import OperatorMetrics, RunMetrics
-from mdf.operators import Deduplicator
+from mdf.state import Checkpoint, KeyState
 
 
 @dataclass
@@ -42,7 +43,6 @@ class Pipeline:
     loaders: list[Any]
     stages: list[list[Any]]
     writers: list[Any]
-    key_state: Any = None
     load: dict[Any, int] = field(default_factory=lambda: defaultdict(int))
 
     def least_loaded(self, stage: int) -> Any:
@@ -66,15 +66,35 @@ class RayExecutor:
         self.max_in_flight = 0
         self._free_before: dict[str, float] = {}
         self.startup_s = 0.0
+        self._passes = 0
 
     def run(self, progress: Any = None) -> RunMetrics:
         session = connect(self.plan.recipe.executor, self.plan.output_dir)
         self._pipe: Pipeline | None = None
+        self._state: KeyState | None = None
+        self._run_id = f"mdf-{int(time.time() * 1000) % 10**10}"
         try:
-            return self._run(progress)
+            return run_passes(self.plan, self._run_pass, self._make_state, progress)
         finally:
             self._teardown()
+            if self._state is not None:
+                self._state.close()
             session.close()
+
+    def _make_state(self, num_buckets: int) -> KeyState:
+        self._state = KeyState.on_ray(num_buckets, self._run_id)
+        return self._state
+
+    def _run_pass(self, plan: Plan, state: KeyState | None, checkpoint: Checkpoint | None, progress: Any) -> RunMetrics:
+        """One pass: its own loaders, stage replicas and writers (the key state outlives them)."""
+        self.plan = plan
+        self.peak_in_flight = self.peak_bytes_in_flight = 0
+        self._passes += 1
+        try:
+            return self._run(progress, state, checkpoint)
+        finally:
+            self._teardown()
+            self._pipe = None
 
     def _teardown(self) -> None:
         """Kill this run's actors and wait (briefly) until their resources are free again, so a following run
@@ -85,7 +105,6 @@ class RayExecutor:
         if pipe is None or not ray.is_initialized():
             return
         everyone = pipe.loaders + pipe.writers + [a for g in pipe.stages for a in g]
-        everyone += [pipe.key_state] if pipe.key_state is not None else []
         for actor in everyone:
             ray.kill(actor, no_restart=True)
         deadline = time.monotonic() + 10
@@ -95,7 +114,7 @@ class RayExecutor:
                 return
             time.sleep(0.05)
 
-    def _start(self, run_id: str) -> Pipeline:
+    def _start(self, run_id: str, key_state: KeyState | None) -> Pipeline:
         import ray
 
         plan, spec = self.plan, self.plan.recipe.executor
@@ -110,11 +129,6 @@ class RayExecutor:
         loader_cls = ray.remote(actors.Loader).options(**io_opts)
         reader = plan.recipe.reader
         loaders = [loader_cls.remote(reader, plan.shards[i::n_loaders], plan.batch_rows) for i in range(n_loaders)]
-        key_state = None
-        if any(issubclass(plan.plugins.operators.get(op.name), Deduplicator) for s in stages for op in s.operators):
-            from mdf.state import KeyStateService
-
-            key_state = ray.remote(KeyStateService).options(num_cpus=0, name=f"{run_id}-keys").remote()
         stage_actors = []
         for i, (stage, n) in enumerate(zip(stages, self.replicas, strict=True)):
             cls = ray.remote(actors.StageWorker)
@@ -140,16 +154,15 @@ class RayExecutor:
             if spec.max_in_flight != "auto"
             else plan.extra.get("max_in_flight") or auto_max_in_flight(self.replicas, n_loaders)
         )
-        self._pipe = Pipeline(loaders, stage_actors, writers, key_state)
+        self._pipe = Pipeline(loaders, stage_actors, writers)
         return self._pipe
 
-    def _run(self, progress: Any) -> RunMetrics:
+    def _run(self, progress: Any, state: KeyState | None, checkpoint: Checkpoint | None) -> RunMetrics:
         import ray
 
         plan = self.plan
-        run_id = f"mdf-{int(time.time() * 1000) % 10**10}"
         start = time.perf_counter()
-        pipe = self._start(run_id)
+        pipe = self._start(f"{self._run_id}-p{self._passes}", state)
         self.startup_s = time.perf_counter() - start
         metrics = RunMetrics(executor="ray", shards=len(plan.shards))
         if progress is not None:
@@ -165,7 +178,7 @@ class RayExecutor:
         bytes_in_flight = 0
         expected: dict[str, int] = {}
         written: dict[str, int] = defaultdict(int)
-        commits: list[Any] = []
+        commits: dict[Any, str] = {}  # commit ref -> shard: a shard is done (checkpoint) when its ref is
         try:
             while next_call or queued or in_flight:
                 while queued and self._has_room(len(in_flight), bytes_in_flight, queued[0][1]["nbytes"]):
@@ -177,10 +190,13 @@ class RayExecutor:
                     next_call[meta_ref] = (loader, payload_ref)
                 self.peak_in_flight = max(self.peak_in_flight, len(in_flight))
                 self.peak_bytes_in_flight = max(self.peak_bytes_in_flight, bytes_in_flight)
-                waiting = list(in_flight) + (list(next_call) if not queued else [])
+                waiting = list(in_flight) + (list(next_call) if not queued else []) + list(commits)
                 ready, _ = ray.wait(waiting, num_returns=1)
                 ready, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0)
                 for ref in ready:
+                    if ref in commits:
+                        self._committed(ref, commits.pop(ref), checkpoint)
+                        continue
                     if ref in in_flight:
                         chain = in_flight.pop(ref)
                         bytes_in_flight -= chain.nbytes
@@ -193,7 +209,8 @@ class RayExecutor:
                             op_totals.setdefault((k, m.name), OperatorMetrics(m.name, m.kind)).merge(m)
                         written[chain.shard] += 1
                         if written[chain.shard] == expected.get(chain.shard):
-                            commits.append(shard_owner[chain.shard].commit.remote(chain.shard, expected[chain.shard]))
+                            owner = shard_owner[chain.shard]
+                            commits[owner.commit.remote(chain.shard, expected[chain.shard])] = chain.shard
                         continue
                     loader, payload_ref = next_call.pop(ref)
                     meta = ray.get(ref)
@@ -202,7 +219,8 @@ class RayExecutor:
                     if meta.get("end"):
                         expected[meta["shard"]] = meta["batches"]
                         if written[meta["shard"]] == meta["batches"]:
-                            commits.append(shard_owner[meta["shard"]].commit.remote(meta["shard"], meta["batches"]))
+                            owner = shard_owner[meta["shard"]]
+                            commits[owner.commit.remote(meta["shard"], meta["batches"])] = meta["shard"]
                         meta_ref, payload_ref = loader.next.options(num_returns=2).remote()
                         next_call[meta_ref] = (loader, payload_ref)
                         continue
@@ -213,7 +231,8 @@ class RayExecutor:
                     queued.append((loader, meta, payload_ref))
                 if progress is not None:
                     progress.update_counts(metrics)
-            ray.get(commits)
+            for ref, shard in commits.items():
+                self._committed(ref, shard, checkpoint)
         except BaseException:
             for w in pipe.writers:
                 w.abort_all.remote()
@@ -225,6 +244,14 @@ class RayExecutor:
         metrics.stages = self._stage_metrics(op_totals)
         metrics.extra = self._stage_stats(pipe, metrics.wall_s)
         return metrics
+
+    @staticmethod
+    def _committed(ref: Any, shard: str, checkpoint: Checkpoint | None) -> None:
+        import ray
+
+        ray.get(ref)  # surfaces a failed commit
+        if checkpoint is not None:
+            checkpoint.shard_done(shard)
 
     def _has_room(self, chains: int, nbytes: int, next_bytes: int) -> bool:
         if chains >= self.max_in_flight:

@@ -26,6 +26,7 @@ class Shard:
     :param start: first row group / byte offset of the piece (``None`` = whole file).
     :param stop: end (exclusive) of the piece.
     :param rows: row count when the format tells it without reading (Parquet footers), else ``None``.
+    :param index: place in the reader's shard list (set by the executor's planning; orders rows by input).
     """
 
     id: str
@@ -34,6 +35,7 @@ class Shard:
     start: int | None = None
     stop: int | None = None
     rows: int | None = None
+    index: int = 0
 
 
 class Reader(Component):

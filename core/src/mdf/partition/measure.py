@@ -22,11 +22,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from mdf.operators import BatchContext, Deduplicator, Operator
+from mdf.deduplicator import Deduplicator
+from mdf.operators import BatchContext, Operator
 from mdf.partition.payload import row_payload_bytes
 from mdf.plugins import Plugins
 from mdf.recipe import Recipe, build_operator
-from mdf.state import InProcessKeyState
+from mdf.state import KeyState
 
 WARMUP_ROWS = 64
 
@@ -99,7 +100,7 @@ def _run_pass(recipe: Recipe, stages: list[list[Operator]], batch: pa.RecordBatc
 
 
 def _attach_fresh_state(stages: list[list[Operator]]) -> None:
-    state = InProcessKeyState()
+    state = KeyState.local()
     for op in (op for ops in stages for op in ops):
         if isinstance(op, Deduplicator):
             op.attach_state(state)

@@ -1,0 +1,114 @@
+"""The Deduplicator operator kind: rows with a key an earlier row had leave with reason ``duplicate``.
+
+A deduplicator writes one method, :meth:`Deduplicator.keys`: ``k`` ``uint64`` keys per row, row-major (an
+exact dedup has one, a MinHash-LSH dedup one per band); a row is a duplicate when *any* of its keys was
+claimed by an earlier row. The key-state service (:mod:`mdf.state`) decides what "earlier" means, in one of
+two modes chosen by the ``mode`` parameter of :class:`DedupParams`:
+
+* ``streaming`` (default): one pass; a key belongs to the first row that *arrives* with it. Inline that is
+  the first row in input order; on Ray, batches of different shards race, so *which* copy of a duplicate is
+  kept may differ between runs, but the kept *count* does not (exactly one row per distinct key). Claims are
+  idempotent per claimant (shard + row slot), so a batch retried after a crash is answered as the first time.
+* ``cluster``: two passes. Pass one records every (key, position); rows sharing a key are connected,
+  transitively (:mod:`mdf.state.cluster`), and pass two keeps the row with the smallest input position of each
+  cluster. Deterministic: the same rows inline and on Ray. ``cluster_column`` adds the cluster's root position.
+
+Null keys never make a row a duplicate.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+from pydantic import Field
+
+from mdf.errors import OperatorError
+from mdf.metrics import REASON
+from mdf.operators import BatchContext, Operator, Params
+from mdf.state.cluster import positions as row_positions
+
+
+class DedupParams(Params):
+    """Parameters every deduplicator has; subclass it for an operator's own."""
+
+    mode: Literal["streaming", "cluster"] = Field(
+        "streaming",
+        description="streaming: one pass, the first row to arrive is kept; cluster: two passes, the row with the "
+        "smallest input position is kept (same rows inline and on Ray)",
+    )
+    cluster_column: str | None = Field(
+        None, description="cluster mode: add this uint64 column holding the position of the cluster's kept row"
+    )
+
+
+class Deduplicator(Operator):
+    """Keeps the first row seen for each key; the key-state service decides what "seen" means."""
+
+    kind = "deduplicator"
+    Params = DedupParams
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.state: Any = None
+        self.namespace = self.name
+
+    @abstractmethod
+    def keys(self, batch: pa.RecordBatch) -> pa.Array:
+        """Return ``k`` ``uint64`` keys per row, row-major (``k * num_rows`` values; null = no key)."""
+
+    def attach_state(self, state: Any, namespace: str | None = None) -> None:
+        """Called by the executor: the key-state client and this operator's namespace in it (unique per recipe
+        position, so two dedups of the same kind keep separate key sets)."""
+        self.state = state
+        self.namespace = namespace or self.name
+
+    @property
+    def mode(self) -> str:
+        return getattr(self.params, "mode", "streaming")
+
+    def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        if self.state is None:
+            raise OperatorError(f"deduplicator '{self.name}' has no key state attached by the executor")
+        n = batch.num_rows
+        keys = self.keys(batch)
+        if isinstance(keys, pa.ChunkedArray):
+            keys = keys.combine_chunks()
+        if n == 0 or len(keys) % n:
+            raise OperatorError(f"deduplicator '{self.name}': keys() gave {len(keys)} keys for {n} rows")
+        k = len(keys) // n
+        valid = np.ones(len(keys), dtype=bool) if not keys.null_count else keys.is_valid().to_numpy(False)
+        values = keys.fill_null(0).cast(pa.uint64()).to_numpy(zero_copy_only=False)
+        if self.mode == "cluster":
+            return self._cluster(batch, ctx, values, valid, k)
+        slots = (np.uint64(ctx.row_offset) + np.arange(n * k, dtype=np.uint64) // np.uint64(k)) * np.uint64(k)
+        slots += np.arange(n * k, dtype=np.uint64) % np.uint64(k)
+        new = np.ones(len(values), dtype=bool)
+        if valid.any():
+            new[valid] = self.state.claim(self.namespace, values[valid], ctx.shard_id, slots[valid])
+        is_new = new.reshape(n, k).all(axis=1)
+        return self._split(batch, is_new)
+
+    def _cluster(
+        self, batch: pa.RecordBatch, ctx: BatchContext, values: np.ndarray, valid: np.ndarray, k: int
+    ) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        rows = row_positions(ctx.shard_index, ctx.row_offset, batch.num_rows)
+        key_rows = np.repeat(rows, k)
+        roots = self.state.cluster(self.namespace, values[valid], key_rows[valid], rows)
+        if roots is None:  # pass one: keys recorded; the rows go nowhere (this pass writes nothing)
+            return batch, None
+        column = self.params.cluster_column  # type: ignore[attr-defined]
+        if column:
+            batch = batch.append_column(column, pa.array(roots, type=pa.uint64()))
+        return self._split(batch, roots == rows)
+
+    def _split(self, batch: pa.RecordBatch, is_new: np.ndarray) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        kept_n = int(is_new.sum())
+        if kept_n == batch.num_rows:
+            return batch, None
+        mask = pa.array(is_new)
+        dup = batch.filter(pa.array(~is_new))
+        reason = pa.repeat(pa.scalar(f"{self.name}:duplicate"), batch.num_rows - kept_n)
+        return batch.filter(mask), dup.append_column(REASON, reason)

@@ -1,0 +1,13 @@
+"""Key-state service used by deduplicators: "has an earlier row claimed this key?", sharded into buckets.
+
+See :mod:`mdf.state.bucket` (one bucket: native key set, claimant bits, cluster pairs),
+:mod:`mdf.state.service` (routing by bucket, one round trip a batch, inline or Ray actors),
+:mod:`mdf.state.cluster` (the union-find between the passes of cluster mode) and
+:mod:`mdf.state.checkpoint` (snapshots and resume).
+"""
+
+from mdf.state.bucket import StateBucket, new_key_set
+from mdf.state.checkpoint import Checkpoint
+from mdf.state.service import KeyState, auto_buckets
+
+__all__ = ["Checkpoint", "KeyState", "StateBucket", "auto_buckets", "new_key_set"]

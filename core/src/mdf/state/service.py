@@ -1,0 +1,148 @@
+"""The key-state service as deduplicators see it: requests split by bucket, one round trip per batch.
+
+:class:`KeyState` holds the buckets (plain :class:`~mdf.state.bucket.StateBucket` objects inline, Ray actor
+handles on Ray) and routes: ``claim``/``collect`` by ``key % num_buckets``, ``lookup`` by
+``position % num_buckets``. On Ray the per-bucket requests of one batch are all submitted before any is
+awaited, so they run in parallel and a batch costs one round trip. The object is small and picklable (handles
+only), so the driver hands the same one to every stage replica.
+
+The driver-side methods (``finalize``, ``snapshot``, ``restore``, ``stats``, ``forget_shards``) are called by
+the executors between passes and when shards complete.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from mdf.state.bucket import StateBucket
+from mdf.state.cluster import components
+
+KEYS_PER_BUCKET = 50_000_000  # the seed's guideline is 10-100 M keys a bucket; the middle of it
+
+
+def auto_buckets(expected_keys: int | None, cluster_cpus: float = 1.0) -> int:
+    """``num_buckets: auto``: one bucket per 50 M expected keys, at least one, at most one per CPU."""
+    if not expected_keys:
+        return 1
+    return max(1, min(math.ceil(expected_keys / KEYS_PER_BUCKET), max(1, int(cluster_cpus))))
+
+
+class KeyState:
+    def __init__(self, buckets: list[Any], remote: bool = False) -> None:
+        self.buckets = buckets
+        self.remote = remote
+        self.phases: dict[str, str] = {}  # namespace -> "collect" | "keep" for cluster-mode operators
+
+    @classmethod
+    def local(cls, num_buckets: int = 1) -> KeyState:
+        return cls([StateBucket(i) for i in range(num_buckets)])
+
+    @classmethod
+    def on_ray(cls, num_buckets: int, name_prefix: str) -> KeyState:
+        """One actor per bucket. ``max_restarts=0``: a restarted bucket would be empty, so a dead bucket fails
+        the run, which a resume then continues from the last snapshot."""
+        import ray
+
+        actor = ray.remote(StateBucket)
+        opts = {"num_cpus": 0, "max_restarts": 0}
+        handles = [actor.options(name=f"{name_prefix}-bucket-{i}", **opts).remote(i) for i in range(num_buckets)]
+        ray.get([h.__ray_ready__.remote() for h in handles])
+        return cls(handles, remote=True)
+
+    # -- plumbing --------------------------------------------------------------------------------------------
+    def _call(self, calls: list[tuple[int, str, tuple[Any, ...]]]) -> list[Any]:
+        if not self.remote:
+            return [getattr(self.buckets[i], method)(*args) for i, method, args in calls]
+        import ray
+
+        return ray.get([getattr(self.buckets[i], method).remote(*args) for i, method, args in calls])
+
+    def _broadcast(self, method: str, *args: Any) -> list[Any]:
+        return self._call([(i, method, args) for i in range(len(self.buckets))])
+
+    def _split(self, route: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """``(bucket, row indices)`` for every bucket that gets rows, indices in input order."""
+        n = len(self.buckets)
+        if n == 1:
+            return [(0, np.arange(len(route)))]
+        bucket = (route % np.uint64(n)).astype(np.int64)
+        order = np.argsort(bucket, kind="stable")
+        bounds = np.searchsorted(bucket[order], np.arange(n + 1))
+        return [(b, order[bounds[b] : bounds[b + 1]]) for b in range(n) if bounds[b + 1] > bounds[b]]
+
+    # -- what operators call ---------------------------------------------------------------------------------
+    def claim(self, namespace: str, keys: np.ndarray, shard: str, slots: np.ndarray) -> np.ndarray:
+        """``new[i]``: ``keys[i]`` was not claimed by another claimant (``shard``, ``slots[i]``) before."""
+        parts = self._split(keys)
+        results = self._call([(b, "claim", (namespace, keys[ix], shard, slots[ix])) for b, ix in parts])
+        if len(parts) == 1:
+            return results[0]
+        new = np.zeros(len(keys), dtype=bool)
+        for (_, ix), res in zip(parts, results, strict=True):
+            new[ix] = res
+        return new
+
+    def cluster(
+        self, namespace: str, keys: np.ndarray, key_positions: np.ndarray, row_positions: np.ndarray
+    ) -> np.ndarray | None:
+        """Pass one (``collect``): record the keys, return ``None``. Pass two: the root of every row."""
+        if self.phases.get(namespace, "collect") == "collect":
+            parts = self._split(keys)
+            self._call([(b, "collect", (namespace, keys[ix], key_positions[ix])) for b, ix in parts])
+            return None
+        parts = self._split(row_positions)
+        results = self._call([(b, "lookup", (namespace, row_positions[ix])) for b, ix in parts])
+        roots = np.empty(len(row_positions), dtype=np.uint64)
+        for (_, ix), res in zip(parts, results, strict=True):
+            roots[ix] = res
+        return roots
+
+    # -- what executors call ---------------------------------------------------------------------------------
+    def finalize(self, namespace: str) -> dict[str, int]:
+        """Between the passes: gather every bucket's edges, close them into clusters, hand out the roots."""
+        edges = self._broadcast("edges", namespace)
+        left = np.concatenate([e[0] for e in edges])
+        right = np.concatenate([e[1] for e in edges])
+        nodes, roots = components(left, right)
+        parts = self._split(nodes)
+        self._call([(b, "set_roots", (namespace, nodes[ix], roots[ix])) for b, ix in parts])
+        self.phases[namespace] = "keep"
+        return {"edges": len(left), "rows_in_clusters": len(nodes), "clusters": len(np.unique(roots))}
+
+    def forget_shards(self, shards: list[str]) -> None:
+        self._broadcast("forget_shards", shards)
+
+    def snapshot(self, directory: str, generation: int, completed: list[str]) -> list[str]:
+        paths = [os.path.join(directory, f"bucket-{i}.{generation}.pkl") for i in range(len(self.buckets))]
+        self._call([(i, "snapshot", (p, completed)) for i, p in enumerate(paths)])
+        return paths
+
+    def restore(self, paths: list[str]) -> None:
+        if len(paths) != len(self.buckets):
+            raise ValueError(f"snapshot has {len(paths)} buckets, this run {len(self.buckets)}")
+        self._call([(i, "restore", (p,)) for i, p in enumerate(paths)])
+
+    def stats(self) -> dict[str, Any]:
+        """Per namespace: keys, bytes, bytes per key, and the largest bucket."""
+        merged: dict[str, Any] = {}
+        for stats in self._broadcast("stats"):
+            for ns, s in stats.items():
+                m = merged.setdefault(ns, {"keys": 0, "bytes": 0, "buckets": len(self.buckets), "bucket_bytes": []})
+                m["keys"] += s["keys"]
+                m["bytes"] += s["bytes"]
+                m["bucket_bytes"].append(s["bytes"])
+        for m in merged.values():
+            m["bytes_per_key"] = round(m["bytes"] / m["keys"], 2) if m["keys"] else 0.0
+            m["max_bucket_bytes"] = max(m.pop("bucket_bytes"))
+        return merged
+
+    def close(self) -> None:
+        if self.remote:
+            import ray
+
+            for h in self.buckets:
+                ray.kill(h, no_restart=True)
