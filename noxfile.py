@@ -10,12 +10,13 @@ from __future__ import annotations
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "core", "text", "kernels", "all"]
+nox.options.sessions = ["lint", "core", "text", "kernels", "dedup", "all"]
 nox.options.error_on_missing_interpreters = False
 
 PYTHON = "3.11"
 CORE = "./core"
 TEXT = "./plugins/mdf-text"
+DEDUP = "./plugins/mdf-dedup"
 KERNELS = "./rust"
 EXAMPLE = "./examples/mdf-example-plugin"
 
@@ -43,6 +44,13 @@ def text(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def dedup(session: nox.Session) -> None:
+    """mdf-dedup with the core and kernels it needs: operators, key state on inline and Ray, recovery."""
+    session.install(CORE, KERNELS, DEDUP, "pytest")
+    session.run("pytest", "plugins/mdf-dedup/tests", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def kernels(session: nox.Session) -> None:
     """mdf-kernels: cargo test and clippy on the plain-Rust kernels, then the Python tests against references."""
     manifest = ["--manifest-path", "rust/Cargo.toml"]
@@ -58,11 +66,12 @@ def all(session: nox.Session) -> None:
 
     With the kernels installed, mdf-text's url_filter runs its native path (the ``text`` session covers the
     pure-pyarrow one) and the key state uses the native key set."""
-    session.install(CORE, KERNELS, TEXT, EXAMPLE, "pytest", "xxhash")
+    session.install(CORE, KERNELS, TEXT, DEDUP, EXAMPLE, "pytest", "xxhash")
     session.run(
         "pytest",
         "core/tests",
         "plugins/mdf-text/tests",
+        "plugins/mdf-dedup/tests",
         "examples/mdf-example-plugin/tests",
         "tests",
         *session.posargs,

@@ -1,0 +1,36 @@
+"""``exact_dedup``: one row per distinct value of a column, optionally after text normalisation."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pyarrow as pa
+from pydantic import Field
+
+from mdf import Deduplicator, DedupParams
+
+
+class ExactDedup(Deduplicator):
+    """Keep one row per distinct (normalised) value of a column; the key is its 64-bit xxh3 hash.
+
+    Streaming mode keeps the first row to arrive with each key, cluster mode the first in input order (see
+    :mod:`mdf.deduplicator`). With 64-bit keys, two different values collide with probability ~n^2/2^65
+    (about 3e-6 for 10 M distinct values): a collision drops a row that was not a duplicate.
+    """
+
+    name = "exact_dedup"
+    requires = {"mdf_kernels": "mdf-kernels"}
+
+    class Params(DedupParams):
+        column: str = Field("text", description="column whose value defines a duplicate (string or binary)")
+        normalize: Literal["none", "lower", "nfc_ws", "alnum"] = Field(
+            "none",
+            description="text normalisation before hashing: none; lower (lowercase); nfc_ws (NFC, whitespace "
+            "collapsed, lowercase); alnum (as nfc_ws, and punctuation and symbols removed)",
+        )
+
+    def keys(self, batch: pa.RecordBatch) -> pa.Array:
+        from mdf_kernels import hash64
+
+        mode = None if self.params.normalize == "none" else self.params.normalize
+        return hash64(batch.column(self.params.column), normalize=mode)
