@@ -81,5 +81,5 @@ def all(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
     """Generate a small CommonCrawl-like set and run examples/text.yaml on it (kept in ./mdf-demo)."""
-    session.install(CORE, KERNELS, TEXT)
+    session.install(CORE, KERNELS, TEXT, DEDUP)
     session.run("mdf", "demo", *session.posargs)

@@ -1,8 +1,9 @@
-"""Generate demo data: a CommonCrawl-like Parquet set (English-like pages, duplicates, blocked domains, null
-texts) and a LAION-like image set (captions and JPEG-shaped bytes).
+"""Generate demo data: a CommonCrawl-like Parquet set (English-like pages, exact and near duplicates, blocked
+domains, null texts) and a LAION-like image set (captions and JPEG-shaped bytes).
 
-Used by ``mdf demo`` and the benchmarks. Texts are random slices of one large word corpus, so generating
-hundreds of thousands of 2.5 KB pages takes a second, not minutes; lengths are log-normal (mean ~2.5 KB) with a
+Used by ``mdf demo`` and the benchmarks. Pages are random draws from a pool of sentences, so generating
+hundreds of thousands of 2.5 KB pages takes seconds, not minutes, and unrelated pages share no long passage;
+lengths are log-normal (mean ~2.5 KB) with a
 tail of short pages, like extracted web text. Correctness tests use hand-written data instead, so a bug here
 cannot hide a bug in the operators.
 """
@@ -29,18 +30,26 @@ class DemoSpec:
     files: int = 4
     mean_chars: int = 2500
     dup_rate: float = 0.10
+    near_dup_rate: float = 0.05
     blocked_rate: float = 0.05
     null_rate: float = 0.002
     seed: int = 7
 
 
-def _corpus(rng: np.random.Generator, chars: int) -> str:
-    words = np.array(
+def _vocabulary(rng: np.random.Generator) -> np.ndarray:
+    return np.array(
         ["".join(rng.choice(_SYLLABLES, size=rng.integers(1, 4))) for _ in range(5000)]
         + ["the", "a", "of", "to", "and", "is", "in", "for", "on", "with"] * 200
     )
-    n = chars // 6 + 1
-    return " ".join(words[rng.integers(0, len(words), size=n)].tolist())
+
+
+def _sentences(rng: np.random.Generator, count: int, words: int = 12) -> np.ndarray:
+    """A pool of random sentences. Pages are built from random draws of them, so two pages share a passage
+    only by chance (a sentence or two), as unrelated web pages do: near-duplicate detectors see no false
+    near copies in the demo data, and generating a million pages stays a matter of seconds."""
+    vocab = _vocabulary(rng)
+    grid = vocab[rng.integers(0, len(vocab), size=(count, words))]
+    return np.array([" ".join(row) for row in grid.tolist()], dtype=object)
 
 
 def make_table(spec: DemoSpec) -> pa.Table:
@@ -49,14 +58,24 @@ def make_table(spec: DemoSpec) -> pa.Table:
     lengths = np.clip(rng.lognormal(np.log(spec.mean_chars) - 0.18, 0.6, size=n), 20, 60_000).astype(np.int64)
     short = rng.random(n) < 0.03  # the tail of near-empty pages (menus, error pages) a length filter drops
     lengths[short] = rng.integers(20, 200, size=int(short.sum()))
-    corpus = _corpus(rng, int(lengths.max()) * 4 + 1_000_000)
-    starts = rng.integers(0, len(corpus) - int(lengths.max()) - 1, size=n)
-    texts: list[str | None] = [corpus[s : s + ln] for s, ln in zip(starts.tolist(), lengths.tolist(), strict=True)]
+    pool = _sentences(rng, 200_000)
+    per_page = lengths // 70 + 1  # sentences average ~75 characters with their separator
+    picks = rng.integers(0, len(pool), size=int(per_page.sum()))
+    bounds = np.concatenate([[0], np.cumsum(per_page)]).tolist()
+    texts: list[str | None] = [
+        ". ".join(pool[picks[bounds[i] : bounds[i + 1]]].tolist())[:ln] for i, ln in enumerate(lengths.tolist())
+    ]
     dup_from = rng.integers(0, n, size=n)
     is_dup = rng.random(n) < spec.dup_rate
     for i in np.nonzero(is_dup)[0].tolist():
         j = int(dup_from[i]) % max(i, 1)
         texts[i] = texts[j]
+    near = (rng.random(n) < spec.near_dup_rate) & ~is_dup  # a copy with ~2 % of its words edited
+    for i in np.nonzero(near)[0].tolist():
+        words = (texts[int(dup_from[i]) % max(i, 1)] or "").split(" ")
+        for k in rng.integers(0, len(words), size=max(1, len(words) // 50)).tolist():
+            words[k] = "edited"
+        texts[i] = " ".join(words)
     for i in np.nonzero(rng.random(n) < spec.null_rate)[0].tolist():
         texts[i] = None
     hosts = np.array([f"site{k}.{tld}" for k, tld in enumerate(rng.choice(["com", "org", "net", "de", "io"], 3000))])
