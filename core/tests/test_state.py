@@ -121,3 +121,29 @@ def test_bucket_is_a_plain_class_with_its_own_stats():
     b = StateBucket(3)
     b.claim("x", u64(1, 2), "s", u64(0, 1))
     assert b.stats()["x"]["keys"] == 2
+
+
+def _mih_keys(hashes: np.ndarray, blocks: int) -> np.ndarray:
+    """Block keys for the test (the image plugin uses mdf_kernels.mih_block_keys): block index in the top byte."""
+    width = 64 // blocks
+    mask = np.uint64((1 << width) - 1)
+    out = [((hashes >> np.uint64(b * width)) & mask) | np.uint64(b << 56) for b in range(blocks)]
+    return np.stack(out, axis=1).reshape(-1)
+
+
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_nearest_finds_the_first_earlier_hash_within_distance(buckets):
+    pytest.importorskip("mdf_kernels")
+    rng = np.random.default_rng(2)
+    base = rng.integers(0, 2**63, size=50, dtype=np.int64).astype(np.uint64)
+    flips = np.uint64(1) << rng.integers(0, 64, size=50).astype(np.uint64)
+    hashes = np.concatenate([base, base ^ flips])  # each second-half hash is 1 bit from a first-half one
+    pos = np.arange(100, dtype=np.uint64)
+    s = KeyState.local(buckets)
+    got = s.nearest("img", _mih_keys(hashes, 4), hashes, pos, 3)
+    none = np.iinfo(np.uint64).max
+    assert got[:50].tolist() == [none] * 50
+    assert got[50:].tolist() == list(range(50))
+    again = s.nearest("img", _mih_keys(hashes[:50], 4), hashes[:50], pos[:50], 3)  # retried: same answers
+    assert again.tolist() == [none] * 50
+    assert s.stats()["img"]["keys"] == 400

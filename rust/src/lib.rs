@@ -10,12 +10,14 @@ pub mod hash;
 pub mod keyset;
 pub mod lsh;
 pub mod minhash;
+pub mod near;
 pub mod normalize;
 pub mod pool;
 pub mod unionfind;
 pub mod url;
 
 mod py_arrow;
+mod py_near;
 mod py_sets;
 
 use pyo3::prelude::*;
@@ -263,6 +265,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_sets::DomainSet>()?;
     m.add_class::<py_sets::KeySet>()?;
     m.add_class::<py_sets::KeySet128>()?;
+    m.add_class::<py_near::NearIndex>()?;
     m.add("ENV_NUM_THREADS", pool::ENV_VAR)?;
     Ok(())
 }
@@ -271,6 +274,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// fuzzing run is `PROPTEST_CASES=100000 cargo test --release fuzz` while `cargo test` stays quick.
 #[cfg(test)]
 pub(crate) fn fuzz_cases(default: u32) -> proptest::test_runner::Config {
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default);
     proptest::test_runner::Config::with_cases(cases)
 }

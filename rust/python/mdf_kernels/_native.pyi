@@ -234,3 +234,36 @@ class KeySet128:
         """Snapshot in the :meth:`KeySet.to_bytes` format with key width 16."""
     @staticmethod
     def from_bytes(data: bytes) -> KeySet128: ...
+
+class NearIndex:
+    """State of a Hamming-distance near-duplicate search by multi-index hashing (one bucket of it).
+
+    Maps a block key to the ``(hash, position)`` entries inserted under it, in insertion order.
+    Entries take 16 bytes plus list and map overhead. Picklable (through :meth:`to_bytes`).
+    """
+
+    def __init__(self) -> None: ...
+    def query_insert(
+        self, keys: ArrayLike, hashes: ArrayLike, positions: ArrayLike, max_distance: int
+    ) -> pa.UInt64Array:
+        """For each ``i`` in order: the smallest position among entries under ``keys[i]`` whose hash
+        is within ``max_distance`` bits of ``hashes[i]`` and that were inserted before
+        ``positions[i]``'s own entry (all entries if it has none yet), or null; then insert
+        ``(hashes[i], positions[i])`` under ``keys[i]`` unless that position is already there. So a
+        repeated call for the same positions (a retried batch) answers as the first one did.
+
+        :param keys: uint64 block keys (no nulls).
+        :param hashes: uint64 hashes, one per key.
+        :param positions: uint64 row positions, one per key (unique per row across the run).
+        :param max_distance: 0..64 bits.
+        """
+    def __len__(self) -> int:
+        """Entries held."""
+    def memory_bytes(self) -> int:
+        """Approximate heap bytes."""
+    def to_bytes(self) -> bytes:
+        """Snapshot: ``b"MDFNEAR\\0"``, u64 key count, then per key: u64 key, u64 entry count and the
+        entries as (u64 hash, u64 position), all little-endian."""
+    @staticmethod
+    def from_bytes(data: bytes) -> NearIndex:
+        """Rebuild from :meth:`to_bytes`; ``ValueError`` on a corrupt snapshot."""

@@ -10,6 +10,8 @@ A bucket answers three kinds of request, each for a *namespace* (one deduplicati
   shards whose output is committed; they are never retried.
 * ``collect`` / ``edges`` / ``set_roots`` / ``lookup`` (cluster dedup): pass one records ``(key, position)``
   pairs; the driver turns them into clusters (:mod:`mdf.state.cluster`); pass two asks which positions survive.
+* ``nearest`` (Hamming near-dedup, e.g. of image hashes): multi-index hashing in an ``mdf_kernels.NearIndex``;
+  for each block key, the first earlier row whose hash is within the distance (idempotent per position too).
 * ``snapshot`` / ``restore``: the whole bucket as one file, so a resumed run keeps what it had seen.
 
 It is a plain class: the inline executor calls it directly and the Ray executor runs one actor per bucket.
@@ -83,6 +85,9 @@ class _Memo:
         np.bitwise_or.at(self.bits, slots >> 3, np.left_shift(1, slots & 7).astype(np.uint8))
 
 
+NO_MATCH = np.uint64(np.iinfo(np.uint64).max)
+
+
 class StateBucket:
     def __init__(self, index: int = 0) -> None:
         self.index = index
@@ -90,6 +95,7 @@ class StateBucket:
         self.memos: dict[str, dict[str, _Memo]] = {}
         self.collected: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         self.roots: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self.near: dict[str, Any] = {}
 
     # -- streaming ----------------------------------------------------------------------------------------
     def claim(self, namespace: str, keys: np.ndarray, shard: str, slots: np.ndarray) -> np.ndarray:
@@ -108,6 +114,20 @@ class StateBucket:
         for memos in self.memos.values():
             for shard in shards:
                 memos.pop(shard, None)
+
+    # -- near duplicates by Hamming distance ---------------------------------------------------------------------
+    def nearest(
+        self, namespace: str, keys: np.ndarray, hashes: np.ndarray, positions: np.ndarray, max_distance: int
+    ) -> np.ndarray:
+        """Per key: the smallest earlier position within ``max_distance`` bits, or ``NO_MATCH``."""
+        index = self.near.get(namespace)
+        if index is None:
+            from mdf_kernels import NearIndex  # the image plugin that calls this depends on mdf-kernels
+
+            index = self.near[namespace] = NearIndex()
+        u64 = pa.uint64()
+        found = index.query_insert(pa.array(keys, u64), pa.array(hashes, u64), pa.array(positions, u64), max_distance)
+        return found.fill_null(NO_MATCH).to_numpy(zero_copy_only=False)
 
     # -- cluster --------------------------------------------------------------------------------------------
     def collect(self, namespace: str, keys: np.ndarray, positions: np.ndarray) -> None:
@@ -146,6 +166,7 @@ class StateBucket:
         state = {
             "index": self.index,
             "sets": self.sets,
+            "near": self.near,
             "memos": {ns: {s: m.bits for s, m in memos.items()} for ns, memos in self.memos.items()},
         }
         tmp = f"{path}.tmp"
@@ -159,6 +180,7 @@ class StateBucket:
             state = pickle.load(f)  # our own file, written by snapshot() above
         self.index = state["index"]
         self.sets = state["sets"]
+        self.near = state.get("near", {})
         self.memos = {}
         for ns, memos in state["memos"].items():
             for shard, bits in memos.items():
@@ -171,4 +193,6 @@ class StateBucket:
         for ns, key_set in self.sets.items():
             memo_bytes = sum(m.bits.nbytes for m in self.memos.get(ns, {}).values())
             out[ns] = {"keys": len(key_set), "bytes": int(key_set.memory_bytes()) + memo_bytes}
+        for ns, index in self.near.items():
+            out[ns] = {"keys": len(index), "bytes": int(index.memory_bytes())}
         return out

@@ -86,6 +86,24 @@ class KeyState:
             new[ix] = res
         return new
 
+    def nearest(
+        self, namespace: str, keys: np.ndarray, hashes: np.ndarray, positions: np.ndarray, max_distance: int
+    ) -> np.ndarray:
+        """Hamming near-dedup: ``keys`` holds ``k`` block keys per row (row-major), ``hashes`` and
+        ``positions`` one per row. Returns per row the smallest position of an earlier row within
+        ``max_distance`` bits sharing one of its keys, or ``NO_MATCH``; every row is inserted."""
+        n = len(hashes)
+        k = len(keys) // n if n else 1
+        key_hashes, key_positions = np.repeat(hashes, k), np.repeat(positions, k)
+        parts = self._split(keys)
+        calls = [
+            (b, "nearest", (namespace, keys[ix], key_hashes[ix], key_positions[ix], max_distance)) for b, ix in parts
+        ]
+        found = np.empty(len(keys), dtype=np.uint64)
+        for (_, ix), res in zip(parts, self._call(calls), strict=True):
+            found[ix] = res
+        return found.reshape(n, k).min(axis=1) if n else found
+
     def cluster(
         self, namespace: str, keys: np.ndarray, key_positions: np.ndarray, row_positions: np.ndarray
     ) -> np.ndarray | None:
