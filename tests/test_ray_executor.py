@@ -53,8 +53,18 @@ def test_many_shards_two_replicas_row_group_shards_same_as_inline(tmp_path):
     for a, b in zip(ops_inline, ops_ray, strict=True):
         assert (a["rows_in"], a["rows_out"], a["reasons"]) == (b["rows_in"], b["rows_out"], b["reasons"])
     stats = m["ray"].extra["stage_stats"]
-    assert [s["replicas"] for s in stats] == [1, 1]  # 2 CPUs: one per stage, mins first, nothing left for max
+    # same resources and replicas: the two stages run fused in one actor, of which the 2 CPUs hold 2
+    assert [(s["actor"], s["replicas"]) for s in stats] == [("clean+length", 2)] * 2
     assert m["ray"].extra["bottleneck"] in ("clean", "length", "(writers)")
+
+
+def test_unfused_stages_get_their_own_actors(tmp_path):
+    paths = many_rows_parquet(tmp_path / "in", files=2, rows=1000)
+    reader = {"type": "parquet", "paths": [paths]}
+    m = run_both(tmp_path, reader, {"batch_rows": 256, "fuse_stages": False}, replicas=2)
+    assert_same_outputs(tmp_path / "inline" / "out", tmp_path / "ray" / "out")
+    stats = m["ray"].extra["stage_stats"]
+    assert [(s["actor"], s["replicas"]) for s in stats] == [("clean", 1), ("length", 1)]  # mins first, then none left
 
 
 def test_backpressure_bounds_batches_in_flight(tmp_path):
@@ -100,7 +110,7 @@ def test_killed_stage_replica_costs_a_retry_not_data(tmp_path):
         deadline = time.time() + 60
         while time.time() < deadline and not killed:
             for actor in ray.util.list_named_actors(all_namespaces=False):
-                if actor.endswith("-length-0"):
+                if actor.endswith("length-0"):  # "clean+length" when the two stages are fused
                     time.sleep(1.0)  # let some batches through first
                     handle = ray.get_actor(actor)
                     ray.kill(handle, no_restart=False)

@@ -107,6 +107,9 @@ class ExecutorSpec(_Spec):
     max_task_retries: int = Field(3, ge=0, description="times a call on a dead actor is retried")
     placement_timeout_s: float = Field(60.0, gt=0, description="wait this long for replicas to start")
     dashboard: bool = Field(False, description="start Ray's dashboard with a local Ray")
+    fuse_stages: bool = Field(
+        True, description="run consecutive stages with the same resources and replicas in one actor (ray)"
+    )
     resume: bool = Field(False, description="skip shards a previous run of this recipe completed (mdf run --resume)")
 
     @field_validator("batch_rows", "max_in_flight", "loaders", "writers")

@@ -78,33 +78,39 @@ class Loader:
 
 
 class StageWorker:
-    """One replica of a stage: its operators, built in this process, applied batch after batch."""
+    """One replica of a stage, or of consecutive stages fused into one actor (see ``fuse_stages``): their
+    operators, built in this process, applied stage after stage, batch after batch."""
 
-    def __init__(self, stage: StageSpec, index: int, key_state: Any = None, keep_rejected: bool = True) -> None:
+    def __init__(self, stages: list[tuple[int, StageSpec]], key_state: Any = None, keep_rejected: bool = True) -> None:
         self.keep_rejected = keep_rejected
-        self.operators = build_stage(load_plugins(), stage, index)
-        attach_state(index, self.operators, key_state)  # a KeyState holding bucket actor handles
+        plugins = load_plugins()
+        self.stages = [build_stage(plugins, stage, index) for index, stage in stages]
+        for (index, _), ops in zip(stages, self.stages, strict=True):
+            attach_state(index, ops, key_state)  # a KeyState holding bucket actor handles
         self.started = time.perf_counter()
-        self.busy_s = 0.0
+        self.stage_busy_s = [0.0] * len(stages)
         self.batches = 0
 
     def process(self, meta: dict[str, Any], payload: Payload) -> Payload:
-        start = time.perf_counter()
         batch, rejected, op_metrics = payload
         ctx = BatchContext(meta["shard"], meta["index"], meta["offset"], meta["shard_index"])
-        kept, more = run_chain(self.operators, batch, ctx, self.keep_rejected)
-        for op in self.operators:  # hand this batch's counts downstream, start afresh
-            op_metrics.append(op.metrics)
-            op.metrics = OperatorMetrics(op.name, op.kind)
-        self.busy_s += time.perf_counter() - start
+        for k, operators in enumerate(self.stages):
+            start = time.perf_counter()
+            batch, more = run_chain(operators, batch, ctx, self.keep_rejected)
+            rejected = rejected + more
+            for op in operators:  # hand this batch's counts downstream, start afresh
+                op_metrics.append(op.metrics)
+                op.metrics = OperatorMetrics(op.name, op.kind)
+            self.stage_busy_s[k] += time.perf_counter() - start
         self.batches += 1
-        return kept, rejected + more, op_metrics
+        return batch, rejected, op_metrics
 
     def stats(self) -> dict[str, Any]:
         import ray
 
         return {
-            "busy_s": self.busy_s,
+            "busy_s": sum(self.stage_busy_s),
+            "stage_busy_s": self.stage_busy_s,
             "alive_s": time.perf_counter() - self.started,
             "batches": self.batches,
             "pid": os.getpid(),

@@ -67,11 +67,29 @@ def _demand(res: ResourcesSpec) -> dict[str, float]:
     return {k: v for k, v in d.items() if v > 0}
 
 
-def plan_replicas(stages: list[StageSpec], available: dict[str, float]) -> list[int]:
-    """Replicas per stage: all ``min``s first (or a PlacementError), then round-robin up to ``max``."""
+def fuse_groups(stages: list[StageSpec], fuse: bool = True) -> list[list[int]]:
+    """Consecutive stages with the same resources and replicas, as groups that one actor runs together.
+
+    A batch then goes loader -> group -> writer instead of through one actor per stage: one object-store hop
+    and one remote call fewer per fused stage, the same replicas and resources the recipe asked for (Ray Data
+    fuses compatible ``map_batches`` the same way). Stages that differ in either stay separate actors, so a
+    slow stage with more replicas, or a GPU stage, keeps its own group."""
+    groups: list[list[int]] = []
+    for i, stage in enumerate(stages):
+        prev = stages[groups[-1][-1]] if groups else None
+        if fuse and prev is not None and (prev.resources, prev.replicas) == (stage.resources, stage.replicas):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def plan_replicas(stages: list[StageSpec], available: dict[str, float], indices: list[int] | None = None) -> list[int]:
+    """Replicas per stage: all ``min``s first (or a PlacementError), then round-robin up to ``max``.
+    ``indices`` are the stages' places in the recipe, for the error message (default: their order)."""
     free = dict(available)
     counts = []
-    for i, stage in enumerate(stages):
+    for i, stage in zip(indices or range(len(stages)), stages, strict=True):
         need = _demand(stage.resources)
         for _ in range(stage.replicas.min):
             short = {k: v for k, v in need.items() if free.get(k, 0.0) + 1e-9 < v}
@@ -86,7 +104,7 @@ def plan_replicas(stages: list[StageSpec], available: dict[str, float]) -> list[
     grew = True
     while grew:
         grew = False
-        for i, stage in enumerate(stages):
+        for i, stage in enumerate(stages):  # i: position in this list
             need = _demand(stage.resources)
             if counts[i] < stage.replicas.max and all(free.get(k, 0.0) + 1e-9 >= v for k, v in need.items()):
                 _take(free, need)

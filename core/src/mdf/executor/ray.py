@@ -26,7 +26,7 @@ from typing import Any
 from mdf.executor import actors
 from mdf.executor.base import Plan
 from mdf.executor.passes import run_passes
-from mdf.executor.placement import actor_options, connect, plan_replicas
+from mdf.executor.placement import actor_options, connect, fuse_groups, plan_replicas
 from mdf.metrics import OperatorMetrics, RunMetrics
 from mdf.state import Checkpoint, KeyState
 
@@ -62,7 +62,8 @@ class RayExecutor:
         self.plan = plan
         self.peak_in_flight = 0
         self.peak_bytes_in_flight = 0
-        self.replicas: list[int] = []
+        self.replicas: list[int] = []  # per stage group (see fuse_groups)
+        self.groups: list[list[int]] = []
         self.max_in_flight = 0
         self._free_before: dict[str, float] = {}
         self.startup_s = 0.0
@@ -121,7 +122,9 @@ class RayExecutor:
         stages = plan.recipe.stages
         available = ray.available_resources()
         self._free_before = {k: v for k, v in available.items() if k in ("CPU", "GPU")}
-        self.replicas = plan_replicas(stages, available)
+        self.groups = fuse_groups(stages, spec.fuse_stages)
+        heads = [g[0] for g in self.groups]  # a group's stages share resources and replicas
+        self.replicas = plan_replicas([stages[i] for i in heads], available, heads)
         n_loaders = spec.loaders if spec.loaders != "auto" else max(1, min(len(plan.shards), 2))
         n_loaders = min(n_loaders, max(1, len(plan.shards)))
         n_writers = spec.writers if spec.writers != "auto" else n_loaders
@@ -130,11 +133,14 @@ class RayExecutor:
         reader = plan.recipe.reader
         loaders = [loader_cls.remote(reader, plan.shards[i::n_loaders], plan.batch_rows) for i in range(n_loaders)]
         stage_actors = []
-        for i, (stage, n) in enumerate(zip(stages, self.replicas, strict=True)):
-            cls = ray.remote(actors.StageWorker)
+        cls = ray.remote(actors.StageWorker)
+        for members, n in zip(self.groups, self.replicas, strict=True):
+            name = "+".join(stages[i].name for i in members)
+            specs = [(i, stages[i]) for i in members]
+            resources = stages[members[0]].resources
             group = [
-                cls.options(**actor_options(stage.resources, spec, f"{run_id}-{stage.name}-{k}")).remote(
-                    stage, i, key_state, plan.recipe.rejected is not None
+                cls.options(**actor_options(resources, spec, f"{run_id}-{name}-{k}")).remote(
+                    specs, key_state, plan.recipe.rejected is not None
                 )
                 for k in range(n)
             ]
@@ -280,23 +286,27 @@ class RayExecutor:
         return out
 
     def _stage_stats(self, pipe: Pipeline, wall_s: float) -> dict[str, Any]:
-        """Busy/idle per stage (summed over its replicas) and the bottleneck: the busiest stage per replica."""
+        """Busy/idle per stage (summed over its replicas) and the bottleneck: the busiest stage per replica.
+        Stages fused into one actor report their own busy time and the group they ran in (``actor``)."""
         import ray
 
         stages = []
-        for spec, group in zip(self.plan.recipe.stages, pipe.stages, strict=True):
+        recipe_stages = self.plan.recipe.stages
+        for members, group in zip(self.groups, pipe.stages, strict=True):
             stats = ray.get([a.stats.remote() for a in group])
-            busy = sum(s["busy_s"] for s in stats)
-            stages.append(
-                {
-                    "name": spec.name,
-                    "replicas": len(group),
-                    "nodes": sorted({s["node_id"] for s in stats}),
-                    "busy_s": round(busy, 4),
-                    "idle_s": round(max(0.0, wall_s * len(group) - busy), 4),
-                    "utilisation": round(busy / (wall_s * len(group)), 4) if wall_s > 0 else 0.0,
-                }
-            )
+            for j, i in enumerate(members):
+                busy = sum(s["stage_busy_s"][j] for s in stats)
+                stages.append(
+                    {
+                        "name": recipe_stages[i].name,
+                        "actor": "+".join(recipe_stages[m].name for m in members),
+                        "replicas": len(group),
+                        "nodes": sorted({s["node_id"] for s in stats}),
+                        "busy_s": round(busy, 4),
+                        "idle_s": round(max(0.0, wall_s * len(group) - busy), 4),
+                        "utilisation": round(busy / (wall_s * len(group)), 4) if wall_s > 0 else 0.0,
+                    }
+                )
         busy = sum(w["busy_s"] for w in ray.get([w.stats.remote() for w in pipe.writers]))
         writer_stats = {
             "name": "(writers)",
@@ -314,5 +324,7 @@ class RayExecutor:
             "max_in_flight": self.max_in_flight,
             "peak_in_flight": self.peak_in_flight,
             "peak_bytes_in_flight": self.peak_bytes_in_flight,
-            "replicas": dict(zip([s.name for s in self.plan.recipe.stages], self.replicas, strict=True)),
+            "replicas": {
+                self.plan.recipe.stages[i].name: n for g, n in zip(self.groups, self.replicas, strict=True) for i in g
+            },
         }
