@@ -83,8 +83,8 @@ class Deduplicator(Operator):
         values = keys.fill_null(0).cast(pa.uint64()).to_numpy(zero_copy_only=False)
         if self.mode == "cluster":
             return self._cluster(batch, ctx, values, valid, k)
-        slots = (np.uint64(ctx.row_offset) + np.arange(n * k, dtype=np.uint64) // np.uint64(k)) * np.uint64(k)
-        slots += np.arange(n * k, dtype=np.uint64) % np.uint64(k)
+        # claimant slot of key j of row i: (row_offset + i) * k + j, unique within the shard
+        slots = np.arange(ctx.row_offset * k, (ctx.row_offset + n) * k, dtype=np.uint64)
         new = np.ones(len(values), dtype=bool)
         if valid.any():
             new[valid] = self.state.claim(self.namespace, values[valid], ctx.shard_id, slots[valid])
