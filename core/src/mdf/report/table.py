@@ -44,12 +44,22 @@ def metrics_table(m: RunMetrics) -> Table:
                 f"{op.time_s:.3f}",
                 f"{op.rows_per_s:,.0f}",
             )
+    lines = []
     stats = m.extra.get("stage_stats")
     if stats:
         parts = [f"{s['name']} x{s['replicas']} busy {s['utilisation']:.0%}" for s in stats]
-        table.caption = (
+        lines.append(
             f"stages: {'; '.join(parts)}; bottleneck: {m.extra.get('bottleneck')}; "
             f"in flight: peak {m.extra.get('peak_in_flight')} of {m.extra.get('max_in_flight')}"
         )
+    for ns, k in (m.extra.get("key_state") or {}).items():
+        lines.append(
+            f"key state {ns}: {k['keys']:,} keys in {k['buckets']} bucket(s), {k['bytes'] / 2**20:,.1f} MiB "
+            f"({k['bytes_per_key']} B/key, largest bucket {k['max_bucket_bytes'] / 2**20:,.1f} MiB)"
+        )
+    for p in m.extra.get("passes") or []:
+        lines.append(f"cluster pass {p['collect']}: {p['rows_in_clusters']:,} rows in {p['clusters']:,} clusters")
+    if lines:
+        table.caption = "\n".join(lines)
         table.caption_justify = "left"
     return table
