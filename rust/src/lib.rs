@@ -7,6 +7,7 @@ pub mod columns;
 pub mod domains;
 pub mod error;
 pub mod hash;
+pub mod image;
 pub mod keyset;
 pub mod lsh;
 pub mod minhash;
@@ -16,6 +17,7 @@ pub mod unionfind;
 pub mod url;
 
 mod py_arrow;
+mod py_image;
 mod py_sets;
 
 use pyo3::prelude::*;
@@ -264,6 +266,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_sets::KeySet>()?;
     m.add_class::<py_sets::KeySet128>()?;
     m.add("ENV_NUM_THREADS", pool::ENV_VAR)?;
+    py_image::register(m)?;
     Ok(())
 }
 
