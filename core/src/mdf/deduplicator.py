@@ -7,8 +7,11 @@ two modes chosen by the ``mode`` parameter of :class:`DedupParams`:
 
 * ``streaming`` (default): one pass; a key belongs to the first row that *arrives* with it. Inline that is
   the first row in input order; on Ray, batches of different shards race, so *which* copy of a duplicate is
-  kept may differ between runs, but the kept *count* does not (exactly one row per distinct key). Claims are
-  idempotent per claimant (shard + row slot), so a batch retried after a crash is answered as the first time.
+  kept may differ between runs. With one key per row (``exact_dedup``) the kept *count* does not: exactly one
+  row per distinct key. With several keys per row (``minhash_dedup``'s bands) similarity is not transitive
+  (A~B and B~C without A~C), so the arrival order can change the count by a few rows in a hundred thousand;
+  use ``cluster`` mode when two runs must agree exactly. Claims are idempotent per claimant (shard + row
+  slot), so a batch retried after a crash is answered as the first time.
 * ``cluster``: two passes. Pass one records every (key, position); rows sharing a key are connected,
   transitively (:mod:`mdf.state.cluster`), and pass two keeps the row with the smallest input position of each
   cluster. Deterministic: the same rows inline and on Ray. ``cluster_column`` adds the cluster's root position.
@@ -108,7 +111,9 @@ class Deduplicator(Operator):
         kept_n = int(is_new.sum())
         if kept_n == batch.num_rows:
             return batch, None
-        mask = pa.array(is_new)
-        dup = batch.filter(pa.array(~is_new))
         reason = pa.repeat(pa.scalar(f"{self.name}:duplicate"), batch.num_rows - kept_n)
-        return batch.filter(mask), dup.append_column(REASON, reason)
+        if self.keep_rejected:
+            dup = batch.filter(pa.array(~is_new)).append_column(REASON, reason)
+        else:  # nothing will write the dropped rows: count them by their reason, copy nothing
+            dup = pa.RecordBatch.from_arrays([reason], names=[REASON])
+        return batch.filter(pa.array(is_new)), dup

@@ -88,6 +88,7 @@ class Operator(Component, ABC):
         super().__init__(**params)
         self.metrics = OperatorMetrics(self.name, self.kind)
         self._ready = False
+        self.keep_rejected = True
 
     def setup(self) -> None:
         """Load heavy state once per worker (models, lookup tables). Called before the first batch."""
@@ -107,6 +108,7 @@ class Operator(Component, ABC):
         """
         self.ensure_setup()
         start = time.perf_counter()
+        self.keep_rejected = keep_rejected  # an _apply that builds its rejected rows itself may skip copying
         with self.errors_named(ctx):
             kept, rejected = self._apply(batch, ctx)
         if rejected is not None and not keep_rejected:

@@ -85,3 +85,15 @@ def test_cluster_mode_same_rows_inline_and_ray_first_in_input_order(tmp_path):
     rejected = read_output(tmp_path / "inline" / "rejected")
     # every rejected row names its cluster, and that cluster's root is a kept row
     assert set(rejected.column("cluster").to_pylist()) <= set(kept.column("cluster").to_pylist())
+
+
+def test_without_rejected_output_counts_stay_exact(tmp_path):
+    table = exact_corpus(rows=1000, seed=5)
+    glob = write_corpus(tmp_path / "in", table)
+    r = recipe(tmp_path, glob, {"exact_dedup": {}}, {"type": "inline", "batch_rows": 100})
+    del r["rejected"]
+    m = run_recipe(parse_recipe(r))
+    groups = len(pc.unique(table.column("group")))
+    assert (m.rows_written, m.rows_rejected) == (groups, table.num_rows - groups) and m.balanced
+    op = m.stages[0]["operators"][0]
+    assert op.reasons == {"exact_dedup:duplicate": table.num_rows - groups}
