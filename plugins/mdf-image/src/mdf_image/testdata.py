@@ -209,9 +209,14 @@ def format_variants(name: str = "chelsea") -> pa.Table:
     return table.set_column(1, "image", table.column("image").cast(pa.large_binary()))
 
 
+def to_batch(table: pa.Table) -> pa.RecordBatch:
+    """The whole table as one record batch (what an operator receives)."""
+    return table.combine_chunks().to_batches()[0]
+
+
 def write_laion_parquet(table: pa.Table, path: str, row_group_rows: int = 16) -> str:
     """Write ``table`` as LAION-style Parquet: adds ``url`` and ``caption`` columns; images stored uncompressed."""
-    ids = table.column("id").to_pylist()
+    ids = table.column("id").to_pylist() if "id" in table.column_names else []
     if "url" not in table.column_names:
         table = table.append_column("url", pa.array([f"https://images.example/{i}.jpg" for i in ids]))
     if "caption" not in table.column_names:

@@ -62,9 +62,10 @@ class ImageEmbeddingRefiner(Refiner):
 
         self._torch = torch
         self.device = pick_device(p.device)
-        self.dtype = {"auto": torch.float16 if self.device == "cuda" else torch.float32}.get(
-            p.dtype, getattr(torch, p.dtype)
-        )
+        if p.dtype == "auto":
+            self.dtype = torch.float16 if self.device == "cuda" else torch.float32
+        else:
+            self.dtype = getattr(torch, p.dtype)
         self._processor, self._encode = load_encoder(p.model_path, self.device, self.dtype)
         self._max_pixels = p.max_pixels or _default_max_pixels()
         self._side = processor_side(self._processor)
