@@ -3,8 +3,8 @@
 Each tar file is one shard, read front to back with :mod:`tarfile`'s streaming mode (no seeking, no member
 index: a tar on a pipe or an object store reads the same way). WebDataset writes the members of a sample next
 to each other, so a sample ends when the key changes. A key without an image member becomes a rejected row,
-and a tar that breaks off mid-way (truncated upload) ends its shard with one rejected row naming the error:
-the run goes on with the samples read so far.
+and a tar that breaks off mid-way (truncated upload) ends its shard with one rejected row naming the error (the
+sample being read when it broke, which may have been complete): the run goes on with the samples read so far.
 """
 
 from __future__ import annotations
@@ -97,6 +97,7 @@ class WebDatasetReader(Reader):
     def _samples(self, path: str) -> Iterator[_Sample]:
         p = self.params
         image_exts = {e.lower().lstrip(".") for e in p.image_extensions}
+        caption_ext, meta_ext = p.caption_extension.lower().lstrip("."), p.metadata_extension.lower().lstrip(".")
         current: _Sample | None = None
         try:
             with tarfile.open(path, mode="r|*") as tar:
@@ -112,9 +113,9 @@ class WebDatasetReader(Reader):
                     payload = data.read() if data is not None else b""
                     if ext in image_exts and current.image is None:
                         current.image = payload
-                    elif ext == p.caption_extension:
+                    elif ext == caption_ext:
                         current.caption = payload.decode("utf-8", "replace")
-                    elif ext == p.metadata_extension:
+                    elif ext == meta_ext:
                         current.meta = payload.decode("utf-8", "replace")
         except (tarfile.TarError, EOFError, OSError) as exc:
             broken = current or _Sample(path)
