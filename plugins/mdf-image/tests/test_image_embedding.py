@@ -86,3 +86,38 @@ def test_device_choice_and_missing_model(tmp_path):
         run_operator(ImageEmbeddingRefiner(model_path=str(tmp_path / "nope")), pa.record_batch({"image": [b""]}))
     with pytest.raises(ValueError, match="float16 on CPU"):
         ImageEmbeddingRefiner(model_path=str(tmp_path), device="cpu", dtype="float16")
+
+
+def test_kernel_preprocessing_matches_a_squeezed_pillow_input(tiny_clip):
+    """``preprocess: kernels`` feeds the whole image resized to the model's square input, normalised like the
+    processor: the same as Pillow's bilinear resize to 32 x 32 given to the model by hand, up to resampling."""
+    from PIL import Image
+
+    names = ("astronaut", "coffee", "camera", "rocket")
+    blobs = [testdata.encode(testdata.photo(n), "PNG") for n in names]
+    batch = pa.RecordBatch.from_pydict({"id": list(names), "image": pa.array(blobs, pa.large_binary())})
+    kept, _ = run_operator(ImageEmbeddingRefiner(model_path=tiny_clip, preprocess="kernels"), batch)
+    model = transformers.CLIPVisionModelWithProjection.from_pretrained(tiny_clip).eval()
+    proc = transformers.AutoImageProcessor.from_pretrained(tiny_clip)
+    squeezed = [
+        np.asarray(Image.open(io.BytesIO(b)).convert("RGB").resize((32, 32), Image.Resampling.BILINEAR)) for b in blobs
+    ]
+    x = torch.from_numpy(np.stack(squeezed)).permute(0, 3, 1, 2).float() / 255
+    x = (x - torch.tensor(proc.image_mean).view(1, 3, 1, 1)) / torch.tensor(proc.image_std).view(1, 3, 1, 1)
+    with torch.inference_mode():
+        ref = model(pixel_values=x).image_embeds
+    ref = (ref / ref.norm(dim=-1, keepdim=True)).numpy()
+    cos = (vectors(kept) * ref).sum(axis=1)
+    assert cos.min() > 0.99, cos
+    exact = vectors(run_operator(ImageEmbeddingRefiner(model_path=tiny_clip), batch)[0])
+    assert not np.allclose(exact, vectors(kept), atol=1e-3)  # a centre crop is not a squeeze: the options differ
+
+
+def test_kernel_preprocessing_rejects_bad_inputs_with_reasons(tiny_clip, bad):
+    kept, rejected = run_operator(ImageEmbeddingRefiner(model_path=tiny_clip, preprocess="kernels"), to_batch(bad))
+    assert kept.num_rows == 0
+    got = dict(zip(rejected["id"].to_pylist(), rejected[REASON].to_pylist(), strict=True))
+    for key, want in zip(bad["id"].to_pylist(), bad["expected_reason"].to_pylist(), strict=True):
+        if key == "bad/truncated_jpeg":  # the header is fine: the reason says only that decoding failed
+            want = "decode_error"
+        assert got[key].startswith(f"image_embedding_refiner:{want}"), (key, got[key])

@@ -7,11 +7,11 @@ from pathlib import Path
 from mdf.plugins import load_plugins
 
 OPERATORS = {
-    "image_metadata_refiner": "test_metadata.py",
-    "image_technical_quality_refiner": "test_quality.py",
-    "image_quality_filter": "test_quality.py",
-    "image_phash_refiner": "test_phash.py",
-    "image_embedding_refiner": "test_embedding.py",
+    "image_metadata_refiner": "test_image_metadata.py",
+    "image_technical_quality_refiner": "test_image_quality.py",
+    "image_quality_filter": "test_image_quality.py",
+    "image_phash_refiner": "test_image_phash.py",
+    "image_embedding_refiner": "test_image_embedding.py",
 }
 READERS = ("image_folder", "laion_parquet", "webdataset")
 

@@ -2,7 +2,9 @@
 
 The model is loaded once per worker in :meth:`setup` from ``model_path`` only (``local_files_only``: a run never
 reaches the network), with the folder's own image processor, so resizing, cropping and normalisation are the
-ones the model was trained with. ``device: auto`` uses a GPU only when this worker was given one: on Ray that
+ones the model was trained with; ``preprocess: kernels`` trades that for speed, decoding and resizing in the native
+kernels on every core (the whole image squeezed to the model's square input, no centre crop), which is what keeps
+a GPU fed when Python-side decoding cannot. ``device: auto`` uses a GPU only when this worker was given one: on Ray that
 means the stage asked for ``resources: {gpu: ...}`` (Ray hands out the device), inline it means CUDA is
 visible. A recipe with ``gpu: 0`` therefore runs the same stage on CPU, in float32.
 """
@@ -19,7 +21,7 @@ from pydantic import Field, model_validator
 from mdf import REASON, Params, Refiner
 from mdf.errors import OperatorError
 from mdf_image.ops.decode import decode_rgb
-from mdf_image.ops.native import image_column, with_columns
+from mdf_image.ops.native import image_column, kernel, with_columns
 
 _CLIP_TYPES = ("clip", "clip_vision_model")
 
@@ -41,6 +43,11 @@ class ImageEmbeddingRefiner(Refiner):
             "auto", description="weights and activations; auto = float16 on CUDA, float32 on CPU"
         )
         batch_size: int = Field(64, ge=1, description="images per forward pass")
+        preprocess: Literal["processor", "kernels"] = Field(
+            "processor",
+            description="processor = Pillow + the model's image processor (exact); kernels = native decode and "
+            "resize of the whole image to the model's square input (no crop; much faster)",
+        )
         max_pixels: int | None = Field(
             None, gt=0, description="reject images with more pixels than this (none = mdf_kernels.MAX_PIXELS)"
         )
@@ -72,24 +79,57 @@ class ImageEmbeddingRefiner(Refiner):
 
     def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         blobs = image_column(batch, self.params.column, self.name)
-        images, reasons = decode_rgb(blobs, self._max_pixels, self._side)
-        good = [i for i, img in enumerate(images) if img is not None]
-        vectors = self._embed([images[i] for i in good]) if good else None
+        if self.params.preprocess == "kernels":
+            images, good, reasons = self._thumbnails(blobs)
+        else:
+            decoded, reasons = decode_rgb(blobs, self._max_pixels, self._side)
+            good = [i for i, img in enumerate(decoded) if img is not None]
+            images = [decoded[i] for i in good]
+        vectors = self._embed(images) if good else None
         column = embedding_column(vectors, good, batch.num_rows)
         batch = with_columns(batch, {self.params.output_column: column})
         if any(r is not None for r in reasons):
             batch = batch.append_column(REASON, pa.array(reasons, pa.string()))
         return batch
 
-    def _embed(self, images: list[Any]) -> np.ndarray:
+    def _thumbnails(self, blobs: pa.Array) -> tuple[np.ndarray, list[int], list[str | None]]:
+        """``(uint8 [n, side, side, 3] of the decodable rows, their row numbers, reason per row)``; the reasons
+        come from the header kernel, the one that names them (a thumbnail is only null or not)."""
+        side = self._side or 224
+        thumbs = kernel("image_thumbnails")(blobs, size=side, max_pixels=self._max_pixels)
+        errors = kernel("image_metadata")(blobs, max_pixels=self._max_pixels).field("error").to_pylist()
+        valid = np.asarray(thumbs.is_valid().to_numpy(zero_copy_only=False), bool)
+        nulls = blobs.is_null().to_pylist()
+        reasons = [
+            None if ok else ("null_image" if null else err or "decode_error: pixel data")
+            for ok, null, err in zip(valid, nulls, errors, strict=True)
+        ]
+        pixels = thumbs.filter(pa.array(valid)).flatten().to_numpy().reshape(-1, side, side, 3)
+        return pixels, np.flatnonzero(valid).tolist(), reasons
+
+    def _pixels(self, chunk: Any) -> Any:
+        """Model input for a chunk: the processor's output, or kernel thumbnails rescaled and normalised as the
+        processor would (on the device, in float32)."""
+        torch = self._torch
+        if isinstance(chunk, list):
+            return self._processor(images=chunk, return_tensors="pt")["pixel_values"].to(self.device)
+        proc = self._processor
+        x = torch.from_numpy(np.array(chunk)).to(self.device).permute(0, 3, 1, 2).float()  # a writable copy
+        x = x * float(getattr(proc, "rescale_factor", 1 / 255))
+        if getattr(proc, "do_normalize", True):
+            mean = torch.tensor(proc.image_mean, device=self.device).view(1, -1, 1, 1)
+            std = torch.tensor(proc.image_std, device=self.device).view(1, -1, 1, 1)
+            x = (x - mean) / std
+        return x
+
+    def _embed(self, images: Any) -> np.ndarray:
         """Embeddings of decoded images, ``batch_size`` at a time, normalised in float32 whatever the dtype."""
         torch = self._torch
         out = []
         with torch.inference_mode():
             for lo in range(0, len(images), self.params.batch_size):
-                chunk = images[lo : lo + self.params.batch_size]
-                pixels = self._processor(images=chunk, return_tensors="pt")["pixel_values"]
-                emb = self._encode(pixels.to(self.device, self.dtype)).float()
+                pixels = self._pixels(images[lo : lo + self.params.batch_size])
+                emb = self._encode(pixels.to(self.dtype)).float()
                 emb = emb / emb.norm(dim=-1, keepdim=True).clamp_min(1e-12)
                 out.append(emb.cpu().numpy())
         return np.concatenate(out)
