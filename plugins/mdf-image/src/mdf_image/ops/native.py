@@ -30,7 +30,9 @@ def kernel(name: str) -> Callable[..., Any]:
         import mdf_kernels
     except ImportError:
         raise MissingDependencyError(f"image operators need mdf-kernels ({name}): pip install mdf-kernels") from None
-    fn = getattr(mdf_kernels, name, None)
+    # the extension module first defines the kernels; a package __init__ that does not re-export them yet still
+    # has them there
+    fn = getattr(mdf_kernels, name, None) or getattr(getattr(mdf_kernels, "_native", None), name, None)
     if fn is None:
         version = getattr(mdf_kernels, "__version__", "?")
         raise MissingDependencyError(
