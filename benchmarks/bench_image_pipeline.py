@@ -55,7 +55,7 @@ def make_input(n: int) -> Path:
     return path
 
 
-def run_mdf(path: Path, out: str) -> tuple[float, int]:
+def run_mdf(path: Path, out: str) -> tuple[float, int, dict[str, float]]:
     from mdf.executor import run_recipe
     from mdf.recipe import parse_recipe
 
@@ -78,7 +78,8 @@ def run_mdf(path: Path, out: str) -> tuple[float, int]:
     parsed = parse_recipe(recipe)
     start = time.perf_counter()
     metrics = run_recipe(parsed)
-    return time.perf_counter() - start, metrics.rows_written
+    op_s = {op.name: op.time_s for stage in metrics.stages for op in stage["operators"]}
+    return time.perf_counter() - start, metrics.rows_written, op_s
 
 
 def py_quality(img, max_side: int = 512) -> dict:
@@ -150,7 +151,7 @@ def run_python(path: Path, out: str) -> tuple[float, int]:
     return time.perf_counter() - start, kept.num_rows
 
 
-def best(fn, path: Path, repeat: int) -> tuple[float, int]:
+def best(fn, path: Path, repeat: int) -> tuple:
     runs = []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as tmp:
@@ -166,11 +167,11 @@ def main() -> None:
     args = ap.parse_args()
     path = make_input(args.images)
     if args.only_mdf:
-        wall, kept = best(run_mdf, path, args.repeat)
+        wall, kept, _ = best(run_mdf, path, args.repeat)
         print(json.dumps({"wall": wall, "kept": kept}))
         return
     n = args.images
-    mdf_wall, mdf_kept = best(run_mdf, path, args.repeat)
+    mdf_wall, mdf_kept, op_s = best(run_mdf, path, args.repeat)
     child = subprocess.run(
         [sys.executable, __file__, "--only-mdf", "--images", str(n), "--repeat", str(args.repeat)],
         env={**os.environ, "MDF_NUM_THREADS": "1"},
@@ -194,6 +195,7 @@ def main() -> None:
         f"seed claim: {claim:,.0f} rec/s on {claim_cpus} CPUs ({claim / claim_cpus:,.0f} rec/s per CPU); "
         f"mdf here: {n / mdf_wall:,.0f} rec/s on {cores} cores ({n / mdf_wall / cores:,.0f} per core)"
     )
+    print(f"mdf time by operator ({cores} threads): " + ", ".join(f"{k} {v:.2f} s" for k, v in op_s.items()))
     if mdf_kept != py_kept:
         print(f"note: kept counts differ ({mdf_kept} vs {py_kept}): decoders differ by a grey level near thresholds")
 
