@@ -90,6 +90,29 @@ def test_folder_that_changed_after_planning_is_reported(tmp_path, photos):
     (tmp_path / "astronaut" / "aaa_new.jpg").write_bytes(photos.column("image")[0].as_py())
     with pytest.raises(InputError, match="changed after the run was planned"):
         list(ImageFolderReader(paths=[str(tmp_path)], files_per_shard=2).read(shards[1], 10))
+    (tmp_path / "astronaut" / "aaa_new.jpg").unlink()
+    assert len(list(ImageFolderReader(paths=[str(tmp_path)], files_per_shard=2).read(shards[1], 10))) == 1
+    victim = sorted((tmp_path / "astronaut").iterdir())[3]  # inside shard 1, after its first file
+    victim.write_bytes(victim.read_bytes()[:-10])
+    with pytest.raises(InputError, match="no longer holds the same files"):
+        list(ImageFolderReader(paths=[str(tmp_path)], files_per_shard=2).read(shards[1], 10))
+    for _ in range(4):
+        sorted((tmp_path / "astronaut").iterdir())[-1].unlink()  # the folder shrank below the shard
+    with pytest.raises(InputError, match="changed after the run was planned"):
+        list(ImageFolderReader(paths=[str(tmp_path)], files_per_shard=2).read(shards[2], 10))
+
+
+def test_file_gone_after_listing_is_a_rejected_row_and_dangling_links_are_skipped(tmp_path, photos):
+    testdata.write_image_folder(photos.slice(0, 3), str(tmp_path))
+    (tmp_path / "astronaut" / "zz_link.jpg").symlink_to(tmp_path / "nowhere.jpg")
+    reader = ImageFolderReader(paths=[str(tmp_path)])
+    (shard,) = reader.shards()
+    assert shard.rows == 3
+    (tmp_path / "astronaut" / "jpeg_q30.jpg").unlink()  # after the listing, before the read
+    (batch,) = reader.read(shard, 10)
+    reasons = dict(zip(batch["id"].to_pylist(), batch[REASON].to_pylist(), strict=True))
+    assert reasons["astronaut/jpeg_q30.jpg"].startswith("reader:unreadable_file")
+    assert [k for k, r in reasons.items() if r is None] == ["astronaut/original.jpg", "astronaut/resize_half.jpg"]
 
 
 def test_folder_glob_and_extensions(folder):

@@ -4,7 +4,7 @@ A big folder is cut into shards of consecutive files (in sorted path order) clos
 or ``bytes_per_shard`` bytes, whichever comes first, so many loaders share one folder and a shard's size stays
 bounded whatever the image sizes. A shard names its files by position in that order, so each loader lists the
 folder once and checks that the position still holds the shard's first file: a folder that changed after the
-run was planned is reported rather than read wrongly.
+run was planned (the shard's first file moved, or its byte total changed) is reported rather than read wrongly.
 """
 
 from __future__ import annotations
@@ -62,10 +62,13 @@ class ImageFolderReader(Reader):
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
         root, files = self._files()
         start, stop = shard.start or 0, shard.stop if shard.stop is not None else len(files)
-        if stop > len(files) or files[start][0] != shard.path:
+        # the first file and the byte total pin the shard: a file added, removed or rewritten in it changes them
+        same = stop <= len(files) and files[start][0] == shard.path
+        if not same or sum(nbytes for _, nbytes in files[start:stop]) != shard.size:
             raise InputError(
-                f"image folder {root} changed after the run was planned: shard '{shard.id}' starts at "
-                f"{shard.path}, which is no longer file #{start}; re-run on a folder that does not change meanwhile"
+                f"image folder {root} changed after the run was planned: shard '{shard.id}' (files #{start} to "
+                f"#{stop - 1}, from {shard.path}) no longer holds the same files; re-run on a folder that does not "
+                "change meanwhile"
             )
         for lo in range(start, stop, batch_rows):
             yield _read_files(root, [path for path, _ in files[lo : min(lo + batch_rows, stop)]])
@@ -107,7 +110,10 @@ def _walk(folder: str, exts: tuple[str, ...]) -> dict[str, int]:
         for name in filenames:
             if not name.startswith(".") and name.lower().endswith(exts):
                 path = os.path.join(dirpath, name)
-                out[path] = os.path.getsize(path)
+                try:
+                    out[path] = os.path.getsize(path)
+                except OSError:  # a dangling link or a file gone meanwhile: nothing to read
+                    continue
     return out
 
 
