@@ -10,7 +10,7 @@ from __future__ import annotations
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "core", "text", "kernels", "dedup", "all"]
+nox.options.sessions = ["lint", "core", "text", "kernels", "dedup", "image", "all"]
 nox.options.error_on_missing_interpreters = False
 
 PYTHON = "3.11"
@@ -18,6 +18,9 @@ CORE = "./core"
 TEXT = "./plugins/mdf-text"
 DEDUP = "./plugins/mdf-dedup"
 KERNELS = "./rust"
+# extras: test = real photographs (scikit-image) encoded by Pillow, imagehash as the pHash reference; embedding =
+# torch + transformers for the embedding refiner's tiny saved CLIP (plain PyPI wheels: the only index CI reaches)
+IMAGE = "./plugins/mdf-image[test,embedding]"
 EXAMPLE = "./examples/mdf-example-plugin"
 
 
@@ -61,17 +64,25 @@ def kernels(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def image(session: nox.Session) -> None:
+    """mdf-image with the core and kernels it needs: readers, operators, recipes inline and on a local Ray."""
+    session.install(CORE, KERNELS, IMAGE)
+    session.run("pytest", "plugins/mdf-image/tests", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def all(session: nox.Session) -> None:
     """Everything installed together, then every test: packages, cross-package, the example plugin.
 
     With the kernels installed, mdf-text's url_filter runs its native path (the ``text`` session covers the
     pure-pyarrow one) and the key state uses the native key set."""
-    session.install(CORE, KERNELS, TEXT, DEDUP, EXAMPLE, "pytest", "xxhash")
+    session.install(CORE, KERNELS, TEXT, DEDUP, IMAGE, EXAMPLE, "pytest", "xxhash")
     session.run(
         "pytest",
         "core/tests",
         "plugins/mdf-text/tests",
         "plugins/mdf-dedup/tests",
+        "plugins/mdf-image/tests",
         "examples/mdf-example-plugin/tests",
         "tests",
         *session.posargs,

@@ -1,0 +1,1 @@
+"""Image readers: a folder of files, LAION-style Parquet, WebDataset tar shards."""

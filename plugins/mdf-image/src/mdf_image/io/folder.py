@@ -1,0 +1,146 @@
+"""``image_folder`` reader: every image file under one or more folders, one row per file.
+
+A big folder is cut into shards of consecutive files (in sorted path order) closed at ``files_per_shard`` files
+or ``bytes_per_shard`` bytes, whichever comes first, so many loaders share one folder and a shard's size stays
+bounded whatever the image sizes. A shard names its files by position in that order, so each loader lists the
+folder once and checks that the position still holds the shard's first file: a folder that changed after the
+run was planned (the shard's first file moved, or its byte total changed) is reported rather than read wrongly.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Iterator
+
+import pyarrow as pa
+from pydantic import Field
+
+from mdf import REASON, Params, Reader, Shard
+from mdf.errors import InputError, RecipeError
+
+IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "gif")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+SCHEMA = pa.schema([("id", pa.string()), ("path", pa.string()), ("image", pa.large_binary())])
+
+
+class ImageFolderReader(Reader):
+    """Reads image files under folders (recursive, sorted); columns id (relative path), path, image bytes."""
+
+    name = "image_folder"
+
+    class Params(Params):
+        paths: list[str] = Field(min_length=1, description="folders (searched recursively) or globs of image files")
+        extensions: list[str] = Field(
+            list(IMAGE_EXTENSIONS), min_length=1, description="file extensions read (any case, no dot)"
+        )
+        files_per_shard: int = Field(1000, ge=1, description="files in one shard, at most")
+        bytes_per_shard: int = Field(256 << 20, ge=1, description="bytes of image files in one shard, at most")
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self._listing: tuple[str, list[tuple[str, int]]] | None = None
+
+    def shards(self) -> list[Shard]:
+        root, files = self._files()
+        prefix = _UNSAFE.sub("_", os.path.basename(root)) or "images"
+        out: list[Shard] = []
+        start, size = 0, 0
+        for i, (_, nbytes) in enumerate(files):
+            if i > start and (i - start >= self.params.files_per_shard or size + nbytes > self.params.bytes_per_shard):
+                out.append(self._shard(prefix, len(out), files, start, i, size))
+                start, size = i, 0
+            size += nbytes
+        out.append(self._shard(prefix, len(out), files, start, len(files), size))
+        return out
+
+    @staticmethod
+    def _shard(prefix: str, k: int, files: list[tuple[str, int]], start: int, stop: int, size: int) -> Shard:
+        return Shard(f"{prefix}-{k:05d}", files[start][0], size, start, stop, rows=stop - start)
+
+    def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        root, files = self._files()
+        start, stop = shard.start or 0, shard.stop if shard.stop is not None else len(files)
+        # the first file and the byte total pin the shard: a file added, removed or rewritten in it changes them
+        same = stop <= len(files) and files[start][0] == shard.path
+        if not same or sum(nbytes for _, nbytes in files[start:stop]) != shard.size:
+            raise InputError(
+                f"image folder {root} changed after the run was planned: shard '{shard.id}' (files #{start} to "
+                f"#{stop - 1}, from {shard.path}) no longer holds the same files; re-run on a folder that does not "
+                "change meanwhile"
+            )
+        for lo in range(start, stop, batch_rows):
+            yield _read_files(root, [path for path, _ in files[lo : min(lo + batch_rows, stop)]])
+
+    def _files(self) -> tuple[str, list[tuple[str, int]]]:
+        """The root folder and every matching ``(absolute path, bytes)``, sorted; listed once per reader."""
+        if self._listing is None:
+            self._listing = self._list()
+        return self._listing
+
+    def _list(self) -> tuple[str, list[tuple[str, int]]]:
+        exts = tuple("." + e.lower().lstrip(".") for e in self.params.extensions)
+        found: dict[str, int] = {}
+        roots = []
+        for i, pattern in enumerate(self.params.paths):
+            p = os.path.abspath(os.path.expanduser(pattern))
+            if os.path.isdir(p):
+                roots.append(p)
+                matched = _walk(p, exts)
+            else:
+                roots.append(_glob_root(p))
+                matched = {f: os.path.getsize(f) for f in glob.glob(p, recursive=True) if f.lower().endswith(exts)}
+            if not matched:
+                raise RecipeError(
+                    f"no image file ({', '.join(exts)}) under {pattern!r} (cwd {os.getcwd()}); fix the path "
+                    "or the extensions",
+                    f"reader.paths[{i}]",
+                )
+            found.update(matched)
+        root = os.path.commonpath(roots)
+        return root, sorted(found.items())
+
+
+def _walk(folder: str, exts: tuple[str, ...]) -> dict[str, int]:
+    """Files under ``folder`` with one of ``exts``; hidden files and folders (``.name``) are skipped."""
+    out: dict[str, int] = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if not name.startswith(".") and name.lower().endswith(exts):
+                path = os.path.join(dirpath, name)
+                try:
+                    out[path] = os.path.getsize(path)
+                except OSError:  # a dangling link or a file gone meanwhile: nothing to read
+                    continue
+    return out
+
+
+def _glob_root(pattern: str) -> str:
+    """The folder part of a glob before its first wildcard: what ids are made relative to."""
+    parts = pattern.split(os.sep)
+    first_magic = next((i for i, s in enumerate(parts) if glob.has_magic(s)), len(parts))
+    root = os.sep.join(parts[:first_magic]) or os.sep
+    return root if os.path.isdir(root) else os.path.dirname(root)
+
+
+def _read_files(root: str, paths: list[str]) -> pa.RecordBatch:
+    """One batch of files; a file that cannot be read becomes a row with a null image and a reason."""
+    images: list[bytes | None] = []
+    reasons: list[str | None] = []
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                images.append(f.read())
+            reasons.append(None)
+        except OSError as exc:
+            images.append(None)
+            reasons.append(f"reader:unreadable_file: {exc.strerror or exc}")
+    ids = [os.path.relpath(p, root) for p in paths]
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array(ids, pa.string()), pa.array(paths, pa.string()), pa.array(images, pa.large_binary())], schema=SCHEMA
+    )
+    if any(r is not None for r in reasons):
+        batch = batch.append_column(REASON, pa.array(reasons, pa.string()))
+    return batch

@@ -1,0 +1,94 @@
+"""The seam between the image operators and ``mdf_kernels``: find a kernel, turn its struct result into columns.
+
+Every kernel takes a binary column and returns a struct whose ``error`` field is set on the rows it could not
+handle (``decode_error: ...``, ``too_many_pixels``, ``unsupported_format``, ``empty``) and null elsewhere, so
+one helper maps that field to the ``_reason`` convention and every refiner rejects bad images the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from mdf.errors import MissingDependencyError, OperatorError
+from mdf.metrics import REASON
+
+KERNELS = {"mdf_kernels": "mdf-kernels"}
+"""``requires`` of every operator that decodes: the import name and the pip spec that provides it."""
+
+
+def kernel(name: str) -> Callable[..., Any]:
+    """Return ``mdf_kernels.<name>``, or raise naming the install that provides it.
+
+    An older ``mdf-kernels`` (built before the image kernels) imports fine but lacks the function, hence the
+    attribute check rather than only the import.
+    """
+    try:
+        import mdf_kernels
+    except ImportError:
+        raise MissingDependencyError(f"image operators need mdf-kernels ({name}): pip install mdf-kernels") from None
+    # the extension module first defines the kernels; a package __init__ that does not re-export them yet still
+    # has them there
+    fn = getattr(mdf_kernels, name, None) or getattr(getattr(mdf_kernels, "_native", None), name, None)
+    if fn is None:
+        version = getattr(mdf_kernels, "__version__", "?")
+        raise MissingDependencyError(
+            f"mdf-kernels {version} has no '{name}' (built without the image kernels); "
+            "pip install -U mdf-kernels (or pip install ./rust from the mdf repository)"
+        )
+    return fn
+
+
+def has_kernel(name: str) -> bool:
+    try:
+        kernel(name)
+    except MissingDependencyError:
+        return False
+    return True
+
+
+def image_column(batch: pa.RecordBatch, column: str, op: str) -> pa.Array:
+    """The binary column ``column`` of ``batch``; an OperatorError that names the fix when it is not one."""
+    idx = batch.schema.get_field_index(column)
+    if idx < 0:
+        raise OperatorError(
+            f"operator '{op}': no column '{column}' in the batch (it has {batch.schema.names}); "
+            f"set the operator's 'column' parameter to the column holding the encoded image bytes"
+        )
+    arr = batch.column(idx)
+    if not (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
+        raise OperatorError(
+            f"operator '{op}': column '{column}' is {arr.type}, not binary; it must hold encoded image bytes "
+            "(a reader of this plugin gives an 'image' binary column)"
+        )
+    return arr
+
+
+def with_columns(batch: pa.RecordBatch, columns: dict[str, pa.Array]) -> pa.RecordBatch:
+    """Add each column, replacing one of the same name (a re-run, or a LAION ``width`` column) in place."""
+    for name, values in columns.items():
+        idx = batch.schema.get_field_index(name)
+        batch = batch.set_column(idx, name, values) if idx >= 0 else batch.append_column(name, values)
+    return batch
+
+
+def refine_with(
+    batch: pa.RecordBatch, blobs: pa.Array, result: pa.StructArray, fields: tuple[str, ...]
+) -> pa.RecordBatch:
+    """Add ``fields`` of a kernel ``result`` to ``batch`` and a ``_reason`` column for the rows to reject.
+
+    A row is rejected with the kernel's ``error`` when it has one, and with ``null_image`` when the image
+    itself is null (nothing to measure: keeping it would hand later stages a row without the columns they read).
+    """
+    if isinstance(result, pa.ChunkedArray):
+        result = result.combine_chunks()
+    batch = with_columns(batch, {f: result.field(f) for f in fields})
+    error = result.field("error")
+    if blobs.null_count:
+        error = pc.if_else(pc.is_null(blobs), pa.scalar("null_image"), error)
+    if error.null_count == len(error):
+        return batch
+    return batch.append_column(REASON, error.cast(pa.string()))

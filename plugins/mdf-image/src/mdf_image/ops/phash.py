@@ -1,0 +1,37 @@
+"""``image_phash_refiner``: 64-bit perceptual hashes for near-duplicate detection.
+
+``phash`` is imagehash's DCT pHash, ``dhash`` the gradient hash, ``phash_crop`` the pHash of a centre crop:
+crops move every pixel of a whole-image hash, so a second hash of the centre is what lets the near-duplicate
+stage find cropped copies. All three are ``uint64`` so the dedup stage compares them with one popcount.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from pydantic import Field
+
+from mdf import Params, Refiner
+from mdf_image.ops.native import KERNELS, image_column, kernel, refine_with
+
+HASH_COLUMNS = ("phash", "dhash", "phash_crop")
+
+
+class ImagePhashRefiner(Refiner):
+    """Add 64-bit phash, dhash and phash_crop (uint64) of each image; reject images that cannot be decoded."""
+
+    name = "image_phash_refiner"
+    requires = KERNELS
+
+    class Params(Params):
+        column: str = Field("image", description="binary column holding the encoded image")
+        max_pixels: int | None = Field(
+            None, gt=0, description="reject images with more pixels than this (none = mdf_kernels.MAX_PIXELS)"
+        )
+
+    def setup(self) -> None:
+        self._kernel = kernel("image_hashes")
+
+    def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        blobs = image_column(batch, self.params.column, self.name)
+        result = self._kernel(blobs, max_pixels=self.params.max_pixels)
+        return refine_with(batch, blobs, result, HASH_COLUMNS)
