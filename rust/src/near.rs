@@ -73,13 +73,20 @@ impl NearIndex {
     /// For every `i`: the smallest position among entries of `keys[i]` inserted before `positions[i]`'s
     /// own entry (or all, if it has none) whose hash is within `max_distance` of `hashes[i]`; then insert
     /// `(hashes[i], positions[i])` under `keys[i]` unless already there.
+    ///
+    /// `stride` lets one row own several entries (several hashes of one image, positions
+    /// `row * stride + c`): entries of the same row (`position / stride` equal) never match each other.
     pub fn query_insert(
         &mut self,
         keys: &[u64],
         hashes: &[u64],
         positions: &[u64],
         max_distance: u32,
+        stride: u64,
     ) -> KResult<Vec<u64>> {
+        if stride == 0 {
+            return Err(KernelError::value("stride must be >= 1".to_owned()));
+        }
         if keys.len() != hashes.len() || keys.len() != positions.len() {
             return Err(KernelError::value(format!(
                 "keys, hashes and positions must have the same length, got {}, {} and {}",
@@ -93,9 +100,10 @@ impl NearIndex {
             let list = self.map.entry(key).or_default();
             let own = list.iter().position(|e| e.1 == pos);
             let earlier = &list[..own.unwrap_or(list.len())];
+            let row = pos / stride;
             let best = earlier
                 .iter()
-                .filter(|e| (e.0 ^ hash).count_ones() <= max_distance)
+                .filter(|e| e.1 / stride != row && (e.0 ^ hash).count_ones() <= max_distance)
                 .map(|e| e.1)
                 .min()
                 .unwrap_or(NO_MATCH);
@@ -175,23 +183,23 @@ mod tests {
     fn earlier_entry_within_distance_matches_and_the_smallest_position_wins() {
         let mut ix = NearIndex::new();
         assert_eq!(
-            ix.query_insert(&[7], &[0b1111], &[30], 2).unwrap(),
+            ix.query_insert(&[7], &[0b1111], &[30], 2, 1).unwrap(),
             vec![NO_MATCH]
         );
         assert_eq!(
-            ix.query_insert(&[7], &[0b0111], &[10], 2).unwrap(),
+            ix.query_insert(&[7], &[0b0111], &[10], 2, 1).unwrap(),
             vec![30]
         );
         assert_eq!(
-            ix.query_insert(&[7], &[0b0011], &[50], 2).unwrap(),
+            ix.query_insert(&[7], &[0b0011], &[50], 2, 1).unwrap(),
             vec![10]
         );
         assert_eq!(
-            ix.query_insert(&[7], &[!0], &[60], 2).unwrap(),
+            ix.query_insert(&[7], &[!0], &[60], 2, 1).unwrap(),
             vec![NO_MATCH]
         );
         assert_eq!(
-            ix.query_insert(&[8], &[0b1111], &[70], 2).unwrap(),
+            ix.query_insert(&[8], &[0b1111], &[70], 2, 1).unwrap(),
             vec![NO_MATCH]
         );
         assert_eq!(ix.len(), 5);
@@ -201,22 +209,38 @@ mod tests {
     fn a_retried_position_sees_only_entries_inserted_before_it() {
         let mut ix = NearIndex::new();
         assert_eq!(
-            ix.query_insert(&[1, 1], &[5, 5], &[100, 200], 0).unwrap(),
+            ix.query_insert(&[1, 1], &[5, 5], &[100, 200], 0, 1)
+                .unwrap(),
             vec![NO_MATCH, 100]
         );
         // 100 retried: 200 came later, so 100 is still new, and it is not inserted twice
         assert_eq!(
-            ix.query_insert(&[1], &[5], &[100], 0).unwrap(),
+            ix.query_insert(&[1], &[5], &[100], 0, 1).unwrap(),
             vec![NO_MATCH]
         );
-        assert_eq!(ix.query_insert(&[1], &[5], &[200], 0).unwrap(), vec![100]);
+        assert_eq!(
+            ix.query_insert(&[1], &[5], &[200], 0, 1).unwrap(),
+            vec![100]
+        );
         assert_eq!(ix.len(), 2);
+    }
+
+    #[test]
+    fn entries_of_one_row_never_match_each_other() {
+        let mut ix = NearIndex::new();
+        // row 5 owns positions 10 and 11 (stride 2); their hashes are equal
+        assert_eq!(
+            ix.query_insert(&[1, 1], &[9, 9], &[10, 11], 0, 2).unwrap(),
+            vec![NO_MATCH, NO_MATCH]
+        );
+        assert_eq!(ix.query_insert(&[1], &[9], &[13], 0, 2).unwrap(), vec![10]);
+        assert!(ix.query_insert(&[1], &[9], &[14], 0, 0).is_err());
     }
 
     #[test]
     fn snapshot_round_trip_and_bad_input() {
         let mut ix = NearIndex::new();
-        ix.query_insert(&[1, 2, 1], &[3, 4, 5], &[6, 7, 8], 1)
+        ix.query_insert(&[1, 2, 1], &[3, 4, 5], &[6, 7, 8], 1, 1)
             .unwrap();
         let back = NearIndex::from_bytes(&ix.to_bytes()).unwrap();
         assert_eq!(back.len(), 3);
@@ -224,7 +248,7 @@ mod tests {
         assert!(NearIndex::from_bytes(b"nonsense").is_err());
         let bytes = ix.to_bytes();
         assert!(NearIndex::from_bytes(&bytes[..bytes.len() - 1]).is_err());
-        assert!(ix.query_insert(&[1], &[], &[], 0).is_err());
+        assert!(ix.query_insert(&[1], &[], &[], 0, 1).is_err());
     }
 
     proptest! {
@@ -235,7 +259,7 @@ mod tests {
             let mut seen: Vec<(u64, u64, u64)> = Vec::new();
             for (i, (key, hash, flips)) in rows.iter().enumerate() {
                 let hash = if i > 0 && flips % 2 == 0 { seen[i - 1].1 ^ (1 << (flips % 64)) } else { *hash };
-                let got = ix.query_insert(&[*key], &[hash], &[i as u64], 3).unwrap()[0];
+                let got = ix.query_insert(&[*key], &[hash], &[i as u64], 3, 1).unwrap()[0];
                 let want = seen.iter().filter(|e| e.0 == *key && (e.1 ^ hash).count_ones() <= 3)
                     .map(|e| e.2).min().unwrap_or(NO_MATCH);
                 prop_assert_eq!(got, want);

@@ -22,7 +22,8 @@ impl NearIndex {
         Self::default()
     }
 
-    /// query_insert(keys, hashes, positions, max_distance) -> pyarrow.UInt64Array (null = no match)
+    /// query_insert(keys, hashes, positions, max_distance, stride=1) -> pyarrow.UInt64Array (null = no match)
+    #[pyo3(signature = (keys, hashes, positions, max_distance, stride=None))]
     fn query_insert(
         &mut self,
         py: Python<'_>,
@@ -30,9 +31,11 @@ impl NearIndex {
         hashes: &Bound<'_, PyAny>,
         positions: &Bound<'_, PyAny>,
         max_distance: &Bound<'_, PyAny>,
+        stride: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         const K: &str = "NearIndex.query_insert";
         let d = int_arg(max_distance, K, "max_distance", 0, 64)? as u32;
+        let stride = stride.map_or(Ok(1), |s| int_arg(s, K, "stride", 1, u64::MAX))?;
         let (k, h, p) = (
             import_chunks(keys, K, "keys")?,
             import_chunks(hashes, K, "hashes")?,
@@ -48,7 +51,7 @@ impl NearIndex {
                     "keys, hashes and positions must not contain nulls".to_owned(),
                 ));
             }
-            let best = index.query_insert(&k, &h, &p, d)?;
+            let best = index.query_insert(&k, &h, &p, d, stride)?;
             let nulls = crate::columns::nulls_from_valid(best.iter().map(|&b| b != near::NO_MATCH));
             Ok(u64_array(
                 best.into_iter()

@@ -9,6 +9,7 @@ of each function.
 
 from mdf_kernels._native import (
     ENV_NUM_THREADS,
+    MAX_PIXELS,
     DomainSet,
     KeySet,
     KeySet128,
@@ -16,7 +17,12 @@ from mdf_kernels._native import (
     domain_blocked,
     hash64,
     hash128,
+    image_hashes,
+    image_metadata,
+    image_quality,
+    image_thumbnails,
     lsh_band_keys,
+    mih_block_keys,
     minhash,
     num_threads,
     optimal_bands_rows,
@@ -27,6 +33,7 @@ from mdf_kernels._native import (
 
 __all__ = [
     "ENV_NUM_THREADS",
+    "MAX_PIXELS",
     "DomainSet",
     "KeySet",
     "KeySet128",
@@ -34,7 +41,12 @@ __all__ = [
     "domain_blocked",
     "hash64",
     "hash128",
+    "image_hashes",
+    "image_metadata",
+    "image_quality",
+    "image_thumbnails",
     "lsh_band_keys",
+    "mih_block_keys",
     "minhash",
     "num_threads",
     "optimal_bands_rows",

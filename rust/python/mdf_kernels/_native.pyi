@@ -244,7 +244,7 @@ class NearIndex:
 
     def __init__(self) -> None: ...
     def query_insert(
-        self, keys: ArrayLike, hashes: ArrayLike, positions: ArrayLike, max_distance: int
+        self, keys: ArrayLike, hashes: ArrayLike, positions: ArrayLike, max_distance: int, stride: int = 1
     ) -> pa.UInt64Array:
         """For each ``i`` in order: the smallest position among entries under ``keys[i]`` whose hash
         is within ``max_distance`` bits of ``hashes[i]`` and that were inserted before
@@ -256,6 +256,8 @@ class NearIndex:
         :param hashes: uint64 hashes, one per key.
         :param positions: uint64 row positions, one per key (unique per row across the run).
         :param max_distance: 0..64 bits.
+        :param stride: entries per row (several hashes of one image at positions ``row * stride + c``);
+            entries with equal ``position // stride`` never match each other.
         """
     def __len__(self) -> int:
         """Entries held."""

@@ -117,16 +117,25 @@ class StateBucket:
 
     # -- near duplicates by Hamming distance ---------------------------------------------------------------------
     def nearest(
-        self, namespace: str, keys: np.ndarray, hashes: np.ndarray, positions: np.ndarray, max_distance: int
+        self,
+        namespace: str,
+        keys: np.ndarray,
+        hashes: np.ndarray,
+        positions: np.ndarray,
+        max_distance: int,
+        stride: int = 1,
     ) -> np.ndarray:
-        """Per key: the smallest earlier position within ``max_distance`` bits, or ``NO_MATCH``."""
+        """Per key: the smallest earlier position within ``max_distance`` bits (not of the same row, rows being
+        ``position // stride``), or ``NO_MATCH``."""
         index = self.near.get(namespace)
         if index is None:
             from mdf_kernels import NearIndex  # the image plugin that calls this depends on mdf-kernels
 
             index = self.near[namespace] = NearIndex()
         u64 = pa.uint64()
-        found = index.query_insert(pa.array(keys, u64), pa.array(hashes, u64), pa.array(positions, u64), max_distance)
+        found = index.query_insert(
+            pa.array(keys, u64), pa.array(hashes, u64), pa.array(positions, u64), max_distance, stride
+        )
         return found.fill_null(NO_MATCH).to_numpy(zero_copy_only=False)
 
     # -- cluster --------------------------------------------------------------------------------------------

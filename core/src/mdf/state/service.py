@@ -87,17 +87,25 @@ class KeyState:
         return new
 
     def nearest(
-        self, namespace: str, keys: np.ndarray, hashes: np.ndarray, positions: np.ndarray, max_distance: int
+        self,
+        namespace: str,
+        keys: np.ndarray,
+        hashes: np.ndarray,
+        positions: np.ndarray,
+        max_distance: int,
+        stride: int = 1,
     ) -> np.ndarray:
-        """Hamming near-dedup: ``keys`` holds ``k`` block keys per row (row-major), ``hashes`` and
-        ``positions`` one per row. Returns per row the smallest position of an earlier row within
-        ``max_distance`` bits sharing one of its keys, or ``NO_MATCH``; every row is inserted."""
+        """Hamming near-dedup: ``keys`` holds ``k`` block keys per hash (row-major), ``hashes`` and
+        ``positions`` one per hash. Returns per hash the smallest position of an earlier hash within
+        ``max_distance`` bits sharing one of its keys, or ``NO_MATCH``; every hash is inserted. With
+        ``stride > 1`` a row owns several hashes (positions ``row * stride + c``) that never match each other."""
         n = len(hashes)
         k = len(keys) // n if n else 1
         key_hashes, key_positions = np.repeat(hashes, k), np.repeat(positions, k)
         parts = self._split(keys)
         calls = [
-            (b, "nearest", (namespace, keys[ix], key_hashes[ix], key_positions[ix], max_distance)) for b, ix in parts
+            (b, "nearest", (namespace, keys[ix], key_hashes[ix], key_positions[ix], max_distance, stride))
+            for b, ix in parts
         ]
         found = np.empty(len(keys), dtype=np.uint64)
         for (_, ix), res in zip(parts, self._call(calls), strict=True):

@@ -9,6 +9,7 @@ from mdf_image.io.laion import LaionParquetReader
 from mdf_image.io.webdataset import WebDatasetReader
 from mdf_image.ops.embedding import ImageEmbeddingRefiner
 from mdf_image.ops.metadata import ImageMetadataRefiner
+from mdf_image.ops.near_dedup import ImageNearDedup
 from mdf_image.ops.phash import ImagePhashRefiner
 from mdf_image.ops.quality import ImageQualityFilter, ImageTechnicalQualityRefiner
 
@@ -19,6 +20,7 @@ def mdf_register_operators(registry: Registry) -> None:
     registry.add(ImageTechnicalQualityRefiner)
     registry.add(ImageQualityFilter)
     registry.add(ImagePhashRefiner)
+    registry.add(ImageNearDedup)
     registry.add(ImageEmbeddingRefiner)
 
 
