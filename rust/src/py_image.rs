@@ -28,6 +28,8 @@ fn size_arg(
 }
 
 /// image_metadata(blobs, max_pixels=None) -> pyarrow.StructArray
+///
+/// Format, size, Pillow mode, EXIF orientation and byte count from the header only. See _native.pyi.
 #[pyfunction]
 #[pyo3(signature = (blobs, max_pixels=None))]
 fn image_metadata(
@@ -46,6 +48,8 @@ fn image_metadata(
 }
 
 /// image_quality(blobs, max_side=512, max_pixels=None) -> pyarrow.StructArray
+///
+/// Sharpness, entropy, brightness, contrast, colourfulness and JPEG blockiness. See _native.pyi.
 #[pyfunction]
 #[pyo3(signature = (blobs, max_side=None, max_pixels=None))]
 fn image_quality(
@@ -66,6 +70,8 @@ fn image_quality(
 }
 
 /// image_hashes(blobs, max_pixels=None) -> pyarrow.StructArray
+///
+/// pHash and dHash as imagehash defines them, plus the centre-crop pHash. See _native.pyi.
 #[pyfunction]
 #[pyo3(signature = (blobs, max_pixels=None))]
 fn image_hashes(
@@ -84,6 +90,8 @@ fn image_hashes(
 }
 
 /// image_thumbnails(blobs, size=224, max_pixels=None) -> pyarrow.FixedSizeListArray
+///
+/// Whole-image RGB thumbnails, size x size, Pillow BILINEAR. See _native.pyi.
 #[pyfunction]
 #[pyo3(signature = (blobs, size=None, max_pixels=None))]
 fn image_thumbnails(
@@ -104,6 +112,8 @@ fn image_thumbnails(
 }
 
 /// mih_block_keys(hashes, max_hamming) -> pyarrow.UInt64Array
+///
+/// max_hamming + 1 multi-index-hashing block keys per 64-bit hash, row-major. See _native.pyi.
 #[pyfunction]
 fn mih_block_keys(
     py: Python<'_>,

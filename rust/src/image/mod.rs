@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use crate::columns::BytesColumn;
 
-/// Pillow's decompression-bomb limit (`Image.MAX_IMAGE_PIXELS`), our default `max_pixels`.
+/// Default `max_pixels`: where Pillow raises `DecompressionBombError` (2 x `Image.MAX_IMAGE_PIXELS`).
 pub const MAX_PIXELS: u64 = 178_956_970;
 
 /// Why a row could not be processed; `Display` gives the string put in the `error` column.

@@ -57,29 +57,36 @@ pub fn dhash_of_9x8(px: &[u8]) -> u64 {
 }
 
 /// Grey image ready for hashing: decoded (1/8 scale when allowed) and box-reduced so that
-/// each side stays >= `PRE_SIDE` (or keeps its size when smaller).
-pub fn hash_input(b: &[u8], max_pixels: u64) -> ImgResult<Pixels> {
+/// each side stays >= `PRE_SIDE` (or keeps its size when smaller), with the width and height
+/// of the image content in its pixels.
+pub fn hash_input(b: &[u8], max_pixels: u64) -> ImgResult<(Pixels, (f32, f32))> {
     let m = meta::read(b, max_pixels)?;
     let min_side = m.width.min(m.height) as usize;
     let eighth = m.format == Format::Jpeg && min_side >= 8 * PRE_SIDE;
     let px = decode(b, &m, Channels::Grey, eighth)?;
     let (kx, ky) = ((px.width / PRE_SIDE).max(1), (px.height / PRE_SIDE).max(1));
+    // The original extent in reduced pixels (Pillow's `reducing_gap` box): a partial box at
+    // the right/bottom edge counts for the fraction of a pixel it covers.
+    let extent = (px.width as f32 / kx as f32, px.height as f32 / ky as f32);
     if kx == 1 && ky == 1 {
-        return Ok(px);
+        return Ok((px, extent));
     }
     let data = reduce(&px.data, (px.width, px.height, 1), (kx, ky));
-    Ok(Pixels {
-        width: px.width.div_ceil(kx),
-        height: px.height.div_ceil(ky),
-        channels: 1,
-        data,
-    })
+    let (width, height) = (px.width.div_ceil(kx), px.height.div_ceil(ky));
+    Ok((
+        Pixels {
+            width,
+            height,
+            channels: 1,
+            data,
+        },
+        extent,
+    ))
 }
 
-/// The three hashes of one grey image.
-pub fn hashes_of(px: &Pixels) -> Hashes {
+/// The three hashes of one grey image whose content spans `w` x `h` of its pixels.
+pub fn hashes_of(px: &Pixels, (w, h): (f32, f32)) -> Hashes {
     let dims = (px.width, px.height, 1);
-    let (w, h) = (px.width as f32, px.height as f32);
     let full = [0.0, 0.0, w, h];
     let p32 = resample(&px.data, dims, (32, 32), full, Filter::Lanczos);
     let d98 = resample(&px.data, dims, (9, 8), full, Filter::Lanczos);
@@ -100,7 +107,8 @@ pub fn hashes_of(px: &Pixels) -> Hashes {
 
 /// Decode `b` and hash it.
 pub fn hashes(b: &[u8], max_pixels: u64) -> ImgResult<Hashes> {
-    Ok(hashes_of(&hash_input(b, max_pixels)?))
+    let (px, extent) = hash_input(b, max_pixels)?;
+    Ok(hashes_of(&px, extent))
 }
 
 #[cfg(test)]
@@ -123,7 +131,7 @@ mod tests {
             channels: 1,
             data: vec![77; 1200],
         };
-        let h = hashes_of(&px);
+        let h = hashes_of(&px, (40.0, 30.0));
         // No increase anywhere; the DC coefficient is the only one above the median (the
         // other 63 bits hang on floating-point noise around zero, in imagehash too).
         assert_eq!(h.dhash, 0);

@@ -10,7 +10,7 @@
 //!    (mean_inside + 0.01)`: about 1 when the grid is invisible, higher when it shows (1.0 when
 //!    the image has no pair across a boundary).
 //! 3. Reduce: `k = ceil(max(width, height) / max_side)`; when `k > 1` the RGB image is box
-//!    reduced by `k` in both directions (`Image.reduce(k)`: box means rounded half up, edge
+//!    reduced by `k` in both directions (`Image.reduce(k)`: box means with Pillow's rounding, edge
 //!    boxes averaged over the pixels they cover), then converted to grey as in 1.
 //! 4. On the reduced grey image: `brightness` = mean, `contrast` = population std, `entropy` =
 //!    Shannon entropy (bits) of the 256-bin histogram, `sharpness` = population variance of the
