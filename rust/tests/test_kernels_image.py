@@ -65,7 +65,7 @@ def metadata_cases(photos):
         "png l": encode(grey, "PNG"),
         "png 1": encode(grey.convert("1"), "PNG"),
         "png p": encode(small.convert("P"), "PNG"),
-        "png i16": encode(Image.fromarray((np.asarray(grey, np.uint16) * 200)), "PNG"),
+        "png i16": encode(Image.fromarray(np.asarray(grey, np.uint16) * 200), "PNG"),
         "png exif 3": encode(small, "PNG", exif=_exif(3)),
         "webp lossy": encode(small, "WEBP", quality=80),
         "webp lossless rgba": encode(small.convert("RGBA"), "WEBP", lossless=True),

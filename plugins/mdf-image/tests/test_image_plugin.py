@@ -12,6 +12,7 @@ OPERATORS = {
     "image_quality_filter": "test_image_quality.py",
     "image_phash_refiner": "test_image_phash.py",
     "image_embedding_refiner": "test_image_embedding.py",
+    "image_near_dedup": "test_image_near_dedup.py",
 }
 READERS = ("image_folder", "laion_parquet", "webdataset")
 

@@ -333,6 +333,8 @@ def image_hashes(blobs: ArrayLike, max_pixels: int | None = None) -> pa.StructAr
     * ``phash_crop``: ``phash`` of the centre box without 5 % of the width/height on each side.
       A copy cropped by about that much has a ``phash`` close to the original's ``phash_crop``:
       compare each image's ``phash`` with the other's ``phash`` and ``phash_crop``.
+    * ``phash_flip``: ``phash`` of the left-right mirror of the same 32x32 thumbnail; a mirrored
+      copy's ``phash`` is close to it.
 
     Resampling is Pillow's, bit for bit. For speed, images larger than 256 pixels a side are
     first box-reduced to 128..255 pixels a side, and JPEGs with both sides >= 1024 are decoded
@@ -340,7 +342,7 @@ def image_hashes(blobs: ArrayLike, max_pixels: int | None = None) -> pa.StructAr
     re-encoded photos: ``phash`` within 2 bits on 98 %, ``dhash`` within 2 bits on 91 %; exact
     (up to floating-point ties in the median) on images of at most 255 pixels a side.
 
-    :returns: ``struct<phash: uint64, dhash: uint64, phash_crop: uint64, error: string>``.
+    :returns: ``struct<phash: uint64, dhash: uint64, phash_crop: uint64, phash_flip: uint64, error: string>``.
     """
 
 def mih_block_keys(hashes: ArrayLike, max_hamming: int) -> pa.UInt64Array:

@@ -108,7 +108,7 @@ pub fn quality_column(col: &BytesColumn, max_side: usize, max_pixels: u64) -> Ar
     )
 }
 
-/// `struct<phash, dhash, phash_crop, error>` (uint64 hashes).
+/// `struct<phash, dhash, phash_crop, phash_flip, error>` (uint64 hashes).
 pub fn hashes_column(col: &BytesColumn, max_pixels: u64) -> ArrayRef {
     let rows = par_rows(col, 1, |b| phash::hashes(b, max_pixels));
     let u64s = |f: fn(&phash::Hashes) -> u64| prim::<UInt64Type>(field(&rows, |h| Some(f(h))));
@@ -118,6 +118,7 @@ pub fn hashes_column(col: &BytesColumn, max_pixels: u64) -> ArrayRef {
             ("phash", u64s(|h| h.phash)),
             ("dhash", u64s(|h| h.dhash)),
             ("phash_crop", u64s(|h| h.phash_crop)),
+            ("phash_flip", u64s(|h| h.phash_flip)),
         ],
     )
 }

@@ -9,6 +9,8 @@
 //!   side (a Pillow `resize` box, so no extra resampling). A copy cropped by about that much
 //!   has a plain `phash` close to the original's `phash_crop`: compare `phash` with the other
 //!   image's `phash_crop` as well as with its `phash` to catch crops.
+//! * `phash_flip`: `phash` of the left-right mirror of the same 32x32 thumbnail (no second
+//!   resize), which a mirrored copy's plain `phash` matches.
 //!
 //! Speed, and where we deviate from imagehash: large images are first shrunk by an integer
 //! box reduction to at least [`PRE_SIDE`] pixels a side (Pillow's `reducing_gap` idea), and
@@ -32,6 +34,7 @@ pub struct Hashes {
     pub phash: u64,
     pub dhash: u64,
     pub phash_crop: u64,
+    pub phash_flip: u64,
 }
 
 /// Pack booleans, first one as the most significant of the 64 bits.
@@ -98,10 +101,12 @@ pub fn hashes_of(px: &Pixels, (w, h): (f32, f32)) -> Hashes {
         [cx, cy, w - cx, h - cy],
         Filter::Lanczos,
     );
+    let mirrored: Vec<u8> = p32.chunks_exact(32).flat_map(|row| row.iter().rev().copied()).collect();
     Hashes {
         phash: phash_of_32(&p32),
         dhash: dhash_of_9x8(&d98),
         phash_crop: phash_of_32(&crop),
+        phash_flip: phash_of_32(&mirrored),
     }
 }
 

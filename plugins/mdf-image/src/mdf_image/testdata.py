@@ -88,9 +88,9 @@ def near_duplicate_set(
     Each name in ``originals`` gives one group: the photo (``transform = "original"``) and one JPEG per name in
     ``transforms`` (half size, JPEG quality 30, 5 % cropped off each side, 20 % brighter, mirrored). With
     ``negatives``, distinct images follow, each in a group of its own: other photographs and tiles (different
-    regions) of the large ones. A candidate negative is kept only if the 64-bit DCT pHash of it and of its
-    centre crop is more than ``min_negative_distance`` bits from those of every image kept before it (and flat
-    tiles are skipped), so no negative is a near-duplicate of anything by accident.
+    regions) of the large ones. A candidate negative is kept only if the 64-bit DCT pHash of it, of its centre
+    crop and of its mirror image is more than ``min_negative_distance`` bits from those of every image kept
+    before it (and flat tiles are skipped), so no negative is a near-duplicate of anything by accident.
 
     :return: a table with one row per image: ``id`` (``source/transform`` or ``source/tile_rRcC``), ``image``
         (JPEG bytes, ``large_binary``), ``group`` (int32: equal for near-duplicates, unique for negatives),
@@ -284,10 +284,14 @@ def _negative_candidates(originals: Sequence[str]) -> list[tuple[str, str, Any]]
 
 
 def _hashes(img: Any) -> np.ndarray:
-    """pHash (imagehash's definition) of the image and of its central 70 %, as two 64-element bit vectors."""
+    """pHash (imagehash's definition) of the image, of its central 70 % and of its mirror image, as 64-element
+    bit vectors: a negative must be far from every earlier image in all three (two tiles of a symmetric
+    photograph can be each other's mirror image, which is a near-duplicate too)."""
+    from PIL import ImageOps
+
     w, h = img.size
     centre = img.crop((round(w * 0.15), round(h * 0.15), round(w * 0.85), round(h * 0.85)))
-    return np.stack([_phash_bits(img), _phash_bits(centre)])
+    return np.stack([_phash_bits(img), _phash_bits(centre), _phash_bits(ImageOps.mirror(img))])
 
 
 def _phash_bits(img: Any) -> np.ndarray:

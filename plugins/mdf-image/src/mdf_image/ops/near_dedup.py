@@ -21,8 +21,9 @@ class ImageNearDedup(Deduplicator):
     block exactly (pigeonhole), so the blocks are keys into the key-state service, which returns the earlier
     rows sharing a block and keeps those within ``max_hamming`` bits (a popcount each). All ``hash_columns`` of
     all rows go into one index, so any hash of a row can match any hash of an earlier row: with ``phash`` and
-    ``phash_crop`` (the pHash of the centre, 5 % cut off each side) from ``image_phash_refiner``, a resized or
-    re-encoded copy meets the original's ``phash``, and a cropped copy's ``phash`` meets its ``phash_crop``.
+    ``phash_crop`` (the pHash of the centre, 5 % cut off each side) and ``phash_flip`` (of the mirror image) from
+    ``image_phash_refiner``, a resized or re-encoded copy meets the original's ``phash``, a cropped copy's
+    ``phash`` meets its ``phash_crop`` and a mirrored copy's ``phash`` meets its ``phash_flip``.
     Streaming: the first image to arrive is kept, and every image is indexed, so a chain of small edits is
     removed as one group.
     ``cluster_column`` names a column that gets, for each row, the input position of the earliest image it
@@ -34,7 +35,9 @@ class ImageNearDedup(Deduplicator):
 
     class Params(DedupParams):
         hash_columns: list[str] = Field(
-            ["phash", "phash_crop"], min_length=1, description="uint64 hash columns (from image_phash_refiner)"
+            ["phash", "phash_crop", "phash_flip"],
+            min_length=1,
+            description="uint64 hash columns (from image_phash_refiner)",
         )
         max_hamming: int = Field(6, ge=0, le=31, description="largest Hamming distance, in bits, of a near copy")
 

@@ -2,7 +2,8 @@
 
 ``phash`` is imagehash's DCT pHash, ``dhash`` the gradient hash, ``phash_crop`` the pHash of a centre crop:
 crops move every pixel of a whole-image hash, so a second hash of the centre is what lets the near-duplicate
-stage find cropped copies. All three are ``uint64`` so the dedup stage compares them with one popcount.
+stage find cropped copies. ``phash_flip`` is the pHash of the mirrored image, which a left-right flipped copy's
+``phash`` matches. All are ``uint64`` so the dedup stage compares them with one popcount.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from pydantic import Field
 from mdf import Params, Refiner
 from mdf_image.ops.native import KERNELS, image_column, kernel, refine_with
 
-HASH_COLUMNS = ("phash", "dhash", "phash_crop")
+HASH_COLUMNS = ("phash", "dhash", "phash_crop", "phash_flip")
 
 
 class ImagePhashRefiner(Refiner):
-    """Add 64-bit phash, dhash and phash_crop (uint64) of each image; reject images that cannot be decoded."""
+    """Add 64-bit phash, dhash, phash_crop and phash_flip (uint64) of each image; reject undecodable images."""
 
     name = "image_phash_refiner"
     requires = KERNELS
