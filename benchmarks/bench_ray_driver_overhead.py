@@ -68,18 +68,24 @@ def make_input(folder: Path, rows: int) -> list[str]:
     return paths
 
 
-def recipe(inp: Path, out: Path, batch_rows: int) -> dict[str, Any]:
+def recipe(inp: Path, out: Path, batch_rows: int, max_in_flight: int | str = "auto") -> dict[str, Any]:
     stage = {"operators": ["noop_refiner"], "resources": {"cpu": 0.5}}
     return {
         "reader": {"type": "parquet", "paths": [str(inp / "*.parquet")]},
         "stages": [{"name": f"noop{i}", **stage} for i in range(1, 4)],
         "writer": {"type": "parquet", "path": str(out)},
-        "executor": {"type": "ray", "batch_rows": batch_rows},
+        "executor": {"type": "ray", "batch_rows": batch_rows, "max_in_flight": max_in_flight},
     }
 
 
-def run_mdf(inp: Path, out: Path, batch_rows: int, profiler: cProfile.Profile | None = None) -> dict[str, Any]:
-    m = run_ray_recipe(recipe(inp, out, batch_rows), profiler)
+def run_mdf(
+    inp: Path,
+    out: Path,
+    batch_rows: int,
+    profiler: cProfile.Profile | None = None,
+    max_in_flight: int | str = "auto",
+) -> dict[str, Any]:
+    m = run_ray_recipe(recipe(inp, out, batch_rows, max_in_flight), profiler)
     assert m["kept"] == m["rows"], m
     m["chains_per_s"] = m["chains"] / m["steady_s"]
     m["driver_cpu_ms_per_chain"] = 1000 * m["driver_cpu_s"] / m["chains"]
@@ -192,6 +198,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=20_000)
     ap.add_argument("--batch-rows", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--max-in-flight", default="auto", help="executor.max_in_flight for mdf (the raw graph copies it)")
     ap.add_argument("--profile", action="store_true", help="one extra mdf run under cProfile (driver process)")
     args = ap.parse_args()
 
@@ -219,7 +226,8 @@ def main() -> None:
         )
         mdf_runs, raw_runs = [], []
         for i in range(args.repeat):
-            m = run_mdf(tmp / "in", tmp / f"out-mdf-{i}", args.batch_rows)
+            mif = args.max_in_flight if args.max_in_flight == "auto" else int(args.max_in_flight)
+            m = run_mdf(tmp / "in", tmp / f"out-mdf-{i}", args.batch_rows, max_in_flight=mif)
             mdf_runs.append(m)
             print(
                 f"  run {i + 1}/{args.repeat}  mdf      start-up {m['startup_s']:5.2f} s  "

@@ -23,10 +23,10 @@ def run_ray_recipe(data: dict[str, Any], profiler: cProfile.Profile | None = Non
     startup: list[float] = []
     original_start = ex._start
 
-    def timed_start(run_id: str) -> Any:
+    def timed_start(*args: Any) -> Any:
         t0 = time.perf_counter()
         try:
-            return original_start(run_id)
+            return original_start(*args)
         finally:
             startup.append(time.perf_counter() - t0)
 
