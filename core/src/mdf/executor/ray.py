@@ -70,7 +70,7 @@ class RayExecutor:
         self._passes = 0
 
     def run(self, progress: Any = None) -> RunMetrics:
-        session = connect(self.plan.recipe.executor, self.plan.output_dir)
+        session = self._session = connect(self.plan.recipe.executor, self.plan.output_dir)
         self._pipe: Pipeline | None = None
         self._state: KeyState | None = None
         self._run_id = f"mdf-{int(time.time() * 1000) % 10**10}"
@@ -93,13 +93,14 @@ class RayExecutor:
         self._passes += 1
         try:
             return self._run(progress, state, checkpoint)
-        finally:
-            self._teardown()
+        finally:  # the last pass (the one with a checkpoint) on a Ray we shut down next needs no waiting
+            self._teardown(wait=checkpoint is None or not self._session.started_here)
             self._pipe = None
 
-    def _teardown(self) -> None:
+    def _teardown(self, wait: bool = True) -> None:
         """Kill this run's actors and wait (briefly) until their resources are free again, so a following run
-        on the same cluster sees them; Ray frees them asynchronously."""
+        or pass on the same cluster sees them; Ray frees them asynchronously. ``wait=False`` when nothing will
+        follow on this Ray (the last pass on a local Ray that is shut down next)."""
         import ray
 
         pipe = self._pipe
@@ -108,6 +109,8 @@ class RayExecutor:
         everyone = pipe.loaders + pipe.writers + [a for g in pipe.stages for a in g]
         for actor in everyone:
             ray.kill(actor, no_restart=True)
+        if not wait:
+            return
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             free = ray.available_resources()
