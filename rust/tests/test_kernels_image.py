@@ -159,8 +159,11 @@ def imagehash_ints(blob):
 
 
 def test_hashes_equal_imagehash_on_small_lossless_images(photos):
-    # At most 255 px a side: no pre-reduction, and PNG pixels are identical for both decoders.
+    # At most 255 px a side: no pre-reduction, and lossless pixels are identical for both decoders.
     blobs = [encode(scaled(im, side), "PNG") for im in photos.values() for side in (64, 150, 255)]
+    blobs += [encode(scaled(im, 200), "WEBP", lossless=True) for im in photos.values()]
+    blobs += [encode(scaled(im, 200).convert("RGBA"), "PNG") for im in photos.values()]
+    blobs += [encode(scaled(im, 200), "GIF") for im in photos.values()]
     got = mk.image_hashes(pa.array(blobs)).to_pylist()
     for blob, row in zip(blobs, got, strict=True):
         p, d = imagehash_ints(blob)
