@@ -163,7 +163,10 @@ def agreement(blobs):
     import mdf_kernels as mk
 
     got = mk.image_hashes(pa.array(blobs, pa.binary())).to_pylist()
-    d = [bits(g["phash"], int(str(imagehash.phash(Image.open(io.BytesIO(b)))), 16)) for g, b in zip(got, blobs)]
+    d = [
+        bits(g["phash"], int(str(imagehash.phash(Image.open(io.BytesIO(b)))), 16))
+        for g, b in zip(got, blobs, strict=True)
+    ]
     return sum(x <= 2 for x in d) / len(d), sum(x == 0 for x in d) / len(d)
 
 
@@ -201,11 +204,11 @@ def crop_study():
     rows = {}
     for tname, fn in transforms.items():
         copy = h([fn(im) for im in bases])
-        plain = [bits(a["phash"], b["phash"]) for a, b in zip(orig, copy)]
-        sym = [bits(a["phash_crop"], b["phash_crop"]) for a, b in zip(orig, copy)]
+        plain = [bits(a["phash"], b["phash"]) for a, b in zip(orig, copy, strict=True)]
+        sym = [bits(a["phash_crop"], b["phash_crop"]) for a, b in zip(orig, copy, strict=True)]
         cross = [
             min(bits(a["phash"], b["phash"]), bits(a["phash_crop"], b["phash"]), bits(a["phash"], b["phash_crop"]))
-            for a, b in zip(orig, copy)
+            for a, b in zip(orig, copy, strict=True)
         ]
         rows[tname] = (plain, sym, cross)
     neg = h([jpeg(im) for im in bases + quads])

@@ -48,24 +48,28 @@ def bits(a, b):
 # --- metadata -------------------------------------------------------------------------------
 
 
+def _exif(orientation):
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    return exif.tobytes()
+
+
 def metadata_cases(photos):
     rgb, grey = photos["coffee"], photos["camera"]
     small = scaled(rgb, 96)
-    exif = Image.Exif()
-    exif[0x0112] = 6
     cases = {
         "jpeg rgb": encode(rgb, "JPEG"),
         "jpeg grey": encode(grey, "JPEG"),
         "jpeg cmyk": encode(small.convert("CMYK"), "JPEG"),
         "jpeg progressive": encode(rgb, "JPEG", progressive=True),
-        "jpeg exif 6": encode(rgb, "JPEG", exif=exif.tobytes()),
+        "jpeg exif 6": encode(rgb, "JPEG", exif=_exif(6)),
         "png rgb": encode(small, "PNG"),
         "png rgba": encode(small.convert("RGBA"), "PNG"),
         "png la": encode(small.convert("LA"), "PNG"),
         "png l": encode(grey, "PNG"),
         "png 1": encode(grey.convert("1"), "PNG"),
         "png p": encode(small.convert("P"), "PNG"),
-        "png i16": encode(Image.fromarray((np.asarray(grey, np.uint16) * 200)), "PNG"),
+        "png i16": encode(Image.fromarray(np.asarray(grey, np.uint16) * 200), "PNG"),
         "png exif 3": encode(small, "PNG", exif=_exif(3)),
         "webp lossy": encode(small, "WEBP", quality=80),
         "webp lossless rgba": encode(small.convert("RGBA"), "WEBP", lossless=True),
@@ -74,12 +78,6 @@ def metadata_cases(photos):
         "gif grey": encode(grey, "GIF"),
     }
     return cases
-
-
-def _exif(orientation):
-    exif = Image.Exif()
-    exif[0x0112] = orientation
-    return exif.tobytes()
 
 
 def test_metadata_matches_pillow(photos):
