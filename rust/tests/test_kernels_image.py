@@ -326,3 +326,30 @@ def test_same_results_with_one_and_two_threads(tmp_path, photos):
         assert threads == n
         outs.append(rest)
     assert outs[0] == outs[1]
+
+
+def test_corrupted_files_never_raise(photos):
+    rng = np.random.default_rng(11)
+    im = scaled(photos["chelsea"], 120)
+    seeds = [
+        encode(im, "JPEG"),
+        encode(im, "JPEG", progressive=True),
+        encode(im, "PNG"),
+        encode(im.convert("P"), "GIF"),
+        encode(im, "WEBP", quality=70),
+        encode(im, "WEBP", lossless=True),
+    ]
+    blobs = []
+    for blob in seeds:
+        for _ in range(40):
+            b = bytearray(blob[: rng.integers(1, len(blob) + 1)])
+            for pos in rng.integers(0, len(b), size=rng.integers(0, 6)):
+                b[pos] = rng.integers(0, 256)
+            blobs.append(bytes(b))
+    arr = pa.array(blobs, pa.binary())
+    for fn in (mk.image_metadata, mk.image_quality, mk.image_hashes):
+        for row in fn(arr).to_pylist():
+            values = [v for k, v in row.items() if k != "error"]
+            assert (row["error"] is None) == all(v is not None for v in values), row
+            assert row["error"] is None or all(v is None for v in values), row
+    assert len(mk.image_thumbnails(arr, size=8)) == len(blobs)
