@@ -184,6 +184,15 @@ def test_phash_agrees_with_imagehash_on_jpegs(photos):
     assert d_ok >= 0.9, d_ok
 
 
+def test_cmyk_jpegs_decode_like_pillow(photos):
+    blobs = [encode(scaled(photos[n], 300).convert("CMYK"), "JPEG") for n in ("coffee", "rocket", "astronaut")]
+    hashes = mk.image_hashes(pa.array(blobs)).to_pylist()
+    quality = mk.image_quality(pa.array(blobs)).to_pylist()
+    for blob, h, q in zip(blobs, hashes, quality, strict=True):
+        assert bits(h["phash"], imagehash_ints(blob)[0]) <= 2
+        assert q["brightness"] == pytest.approx(reference_quality(blob)["brightness"], abs=1.0)
+
+
 def test_phash_crop_matches_cropped_copies(photos):
     plain, crossed = [], []
     for im in photos.values():
