@@ -48,17 +48,21 @@ def bits(a, b):
 # --- metadata -------------------------------------------------------------------------------
 
 
+def _exif(orientation):
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    return exif.tobytes()
+
+
 def metadata_cases(photos):
     rgb, grey = photos["coffee"], photos["camera"]
     small = scaled(rgb, 96)
-    exif = Image.Exif()
-    exif[0x0112] = 6
     cases = {
         "jpeg rgb": encode(rgb, "JPEG"),
         "jpeg grey": encode(grey, "JPEG"),
         "jpeg cmyk": encode(small.convert("CMYK"), "JPEG"),
         "jpeg progressive": encode(rgb, "JPEG", progressive=True),
-        "jpeg exif 6": encode(rgb, "JPEG", exif=exif.tobytes()),
+        "jpeg exif 6": encode(rgb, "JPEG", exif=_exif(6)),
         "png rgb": encode(small, "PNG"),
         "png rgba": encode(small.convert("RGBA"), "PNG"),
         "png la": encode(small.convert("LA"), "PNG"),
@@ -74,12 +78,6 @@ def metadata_cases(photos):
         "gif grey": encode(grey, "GIF"),
     }
     return cases
-
-
-def _exif(orientation):
-    exif = Image.Exif()
-    exif[0x0112] = orientation
-    return exif.tobytes()
 
 
 def test_metadata_matches_pillow(photos):
@@ -159,8 +157,11 @@ def imagehash_ints(blob):
 
 
 def test_hashes_equal_imagehash_on_small_lossless_images(photos):
-    # At most 255 px a side: no pre-reduction, and PNG pixels are identical for both decoders.
+    # At most 255 px a side: no pre-reduction, and lossless pixels are identical for both decoders.
     blobs = [encode(scaled(im, side), "PNG") for im in photos.values() for side in (64, 150, 255)]
+    blobs += [encode(scaled(im, 200), "WEBP", lossless=True) for im in photos.values()]
+    blobs += [encode(scaled(im, 200).convert("RGBA"), "PNG") for im in photos.values()]
+    blobs += [encode(scaled(im, 200), "GIF") for im in photos.values()]
     got = mk.image_hashes(pa.array(blobs)).to_pylist()
     for blob, row in zip(blobs, got, strict=True):
         p, d = imagehash_ints(blob)
@@ -181,6 +182,15 @@ def test_phash_agrees_with_imagehash_on_jpegs(photos):
     d_ok = np.mean([bits(g["dhash"], r[1]) <= 4 for g, r in zip(got, ref, strict=True)])
     assert p_ok >= 0.95, p_ok
     assert d_ok >= 0.9, d_ok
+
+
+def test_cmyk_jpegs_decode_like_pillow(photos):
+    blobs = [encode(scaled(photos[n], 300).convert("CMYK"), "JPEG") for n in ("coffee", "rocket", "astronaut")]
+    hashes = mk.image_hashes(pa.array(blobs)).to_pylist()
+    quality = mk.image_quality(pa.array(blobs)).to_pylist()
+    for blob, h, q in zip(blobs, hashes, quality, strict=True):
+        assert bits(h["phash"], imagehash_ints(blob)[0]) <= 2
+        assert q["brightness"] == pytest.approx(reference_quality(blob)["brightness"], abs=1.0)
 
 
 def test_phash_crop_matches_cropped_copies(photos):
@@ -325,3 +335,30 @@ def test_same_results_with_one_and_two_threads(tmp_path, photos):
         assert threads == n
         outs.append(rest)
     assert outs[0] == outs[1]
+
+
+def test_corrupted_files_never_raise(photos):
+    rng = np.random.default_rng(11)
+    im = scaled(photos["chelsea"], 120)
+    seeds = [
+        encode(im, "JPEG"),
+        encode(im, "JPEG", progressive=True),
+        encode(im, "PNG"),
+        encode(im.convert("P"), "GIF"),
+        encode(im, "WEBP", quality=70),
+        encode(im, "WEBP", lossless=True),
+    ]
+    blobs = []
+    for blob in seeds:
+        for _ in range(40):
+            b = bytearray(blob[: rng.integers(1, len(blob) + 1)])
+            for pos in rng.integers(0, len(b), size=rng.integers(0, 6)):
+                b[pos] = rng.integers(0, 256)
+            blobs.append(bytes(b))
+    arr = pa.array(blobs, pa.binary())
+    for fn in (mk.image_metadata, mk.image_quality, mk.image_hashes):
+        for row in fn(arr).to_pylist():
+            values = [v for k, v in row.items() if k != "error"]
+            assert (row["error"] is None) == all(v is not None for v in values), row
+            assert row["error"] is None or all(v is None for v in values), row
+    assert len(mk.image_thumbnails(arr, size=8)) == len(blobs)

@@ -283,7 +283,7 @@ class NearIndex:
 #   before any pixel buffer is allocated, so a decompression bomb costs microseconds.
 # * EXIF orientation is reported by :func:`image_metadata` but not applied: quality, hashes and
 #   thumbnails see the stored pixel orientation (as ``PIL.Image.open`` without ``exif_transpose``).
-# * GIF: the first frame on its logical screen. Animated WebP: not supported (decode_error).
+# * Animated GIF and WebP: the first frame (GIF: on its logical screen, as Pillow's frame 0).
 
 MAX_PIXELS: int
 """Default pixel-count limit (178,956,970): the size above which Pillow raises

@@ -125,16 +125,16 @@ pub fn hashes_column(col: &BytesColumn, max_pixels: u64) -> ArrayRef {
 
 /// `fixed_size_list<uint8>[size * size * 3]`; null for null and bad rows.
 pub fn thumbnails_column(col: &BytesColumn, size: usize, max_pixels: u64) -> ArrayRef {
-    let rows = par_rows(col, 1, |b| thumb::thumbnail(b, size, max_pixels).ok());
+    let rows = par_rows(col, 1, |b| thumb::thumbnail(b, size, max_pixels));
     let width = size * size * 3;
     let mut values = Vec::with_capacity(rows.len() * width);
     for r in &rows {
         match r {
-            Some(Some(px)) => values.extend_from_slice(px),
+            Some(Ok(px)) => values.extend_from_slice(px),
             _ => values.resize(values.len() + width, 0),
         }
     }
-    let nulls = nulls_from_valid(rows.iter().map(|r| matches!(r, Some(Some(_)))));
+    let nulls = nulls_from_valid(rows.iter().map(|r| matches!(r, Some(Ok(_)))));
     let item = Arc::new(Field::new_list_field(DataType::UInt8, true));
     let child = Arc::new(UInt8Array::new(values.into(), None));
     Arc::new(FixedSizeListArray::new(item, width as i32, child, nulls))

@@ -71,7 +71,12 @@ pub fn decode(b: &[u8], meta: &Meta, want: Channels, eighth_ok: bool) -> ImgResu
     let (w, h) = (meta.width as usize, meta.height as usize);
     let (data, n, w, h) = match meta.format {
         Format::Jpeg if eighth_ok => jpeg_eighth(b, meta)?,
-        Format::Jpeg => (jpeg_full(b, want)?, want.count(), w, h),
+        Format::Jpeg => {
+            // zune-jpeg maps only YCbCr/grey to luma; CMYK goes through RGB.
+            let grey = want == Channels::Grey && meta.mode != "CMYK";
+            let out = if grey { Channels::Grey } else { Channels::Rgb };
+            (jpeg_full(b, out)?, out.count(), w, h)
+        }
         Format::Png => png(b, meta)?,
         Format::Webp => webp(b)?,
         Format::Gif => (gif(b, meta)?, 4, w, h),

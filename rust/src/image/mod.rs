@@ -55,15 +55,31 @@ pub(crate) fn decode_err(what: impl std::fmt::Display) -> ImageError {
 /// Apply `f` to every row of `col` in parallel, `None` for null rows. `rows_per_task` is 1 for
 /// kernels that decode pixels (a row costs milliseconds, so the 256-row chunks of the text
 /// kernels would leave threads idle on a small batch) and large for header-only work.
-pub fn par_rows<T, F>(col: &BytesColumn, rows_per_task: usize, f: F) -> Vec<Option<T>>
+///
+/// A panic inside a decoder crate on a malformed file becomes that row's `decode_error`
+/// instead of failing the whole batch.
+pub fn par_rows<T, F>(col: &BytesColumn, rows_per_task: usize, f: F) -> Vec<Option<ImgResult<T>>>
 where
     T: Send,
-    F: Fn(&[u8]) -> T + Sync + Send,
+    F: Fn(&[u8]) -> ImgResult<T> + Sync + Send,
 {
     (0..col.len())
         .into_par_iter()
         .with_min_len(rows_per_task)
         .with_max_len(rows_per_task)
-        .map(|i| col.get(i).map(&f))
+        .map(|i| {
+            col.get(i).map(|b| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(b))).unwrap_or_else(
+                    |p| {
+                        let msg = p
+                            .downcast_ref::<&str>()
+                            .map(|s| (*s).to_owned())
+                            .or_else(|| p.downcast_ref::<String>().cloned())
+                            .unwrap_or_default();
+                        Err(decode_err(format!("decoder panicked: {msg}")))
+                    },
+                )
+            })
+        })
         .collect()
 }

@@ -66,9 +66,22 @@ pub fn quality(b: &[u8], max_side: usize, max_pixels: u64) -> ImgResult<Quality>
 }
 
 fn grey_of(rgb: &[u8]) -> Vec<u8> {
-    rgb.chunks_exact(3)
-        .map(|p| luma(p[0], p[1], p[2]))
-        .collect()
+    let mut out = vec![0u8; rgb.len() / 3];
+    for (o, p) in out.iter_mut().zip(rgb.chunks_exact(3)) {
+        *o = luma(p[0], p[1], p[2]);
+    }
+    out
+}
+
+/// Sum of `|a[i] - b[i]|`, written so that it vectorises (row sums fit in `u32`).
+#[inline]
+fn sad(a: &[u8], b: &[u8]) -> u64 {
+    let s: u32 = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| u32::from(x.abs_diff(y)))
+        .sum();
+    u64::from(s)
 }
 
 /// (mean, population std, entropy in bits) of the grey values.
@@ -148,7 +161,7 @@ pub fn colorfulness(rgb: &[u8]) -> f64 {
 pub fn blockiness(g: &[u8], w: usize, h: usize) -> f64 {
     let (mut across, mut n_across, mut inside, mut n_inside) = (0u64, 0u64, 0u64, 0u64);
     for (y, row) in g.chunks_exact(w).enumerate() {
-        let total: u64 = row.windows(2).map(|p| u64::from(p[0].abs_diff(p[1]))).sum();
+        let total = sad(&row[1..], &row[..w - 1]);
         let at_grid: u64 = (8..w)
             .step_by(8)
             .map(|x| u64::from(row[x].abs_diff(row[x - 1])))
@@ -160,11 +173,7 @@ pub fn blockiness(g: &[u8], w: usize, h: usize) -> f64 {
         n_inside += (w - 1) as u64 - n_grid;
         if y + 1 < h {
             let next = &g[(y + 1) * w..(y + 2) * w];
-            let s: u64 = row
-                .iter()
-                .zip(next)
-                .map(|(a, b)| u64::from(a.abs_diff(*b)))
-                .sum();
+            let s = sad(row, next);
             if (y + 1) % 8 == 0 {
                 (across, n_across) = (across + s, n_across + w as u64);
             } else {

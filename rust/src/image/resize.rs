@@ -198,9 +198,21 @@ pub fn reduce(src: &[u8], (w, h, c): (usize, usize, usize), (kx, ky): (usize, us
                 out.push(div.round(cols.iter().sum()));
                 continue;
             }
-            for ch in 0..c {
-                out.push(div.round(cols.iter().skip(ch).step_by(c).sum()));
+            let mut sums = [0u32; 4];
+            if c == 3 {
+                for px in cols.chunks_exact(3) {
+                    sums[0] += px[0];
+                    sums[1] += px[1];
+                    sums[2] += px[2];
+                }
+            } else {
+                for px in cols.chunks_exact(c) {
+                    for (s, &v) in sums.iter_mut().zip(px) {
+                        *s += v;
+                    }
+                }
             }
+            out.extend(sums[..c].iter().map(|&s| div.round(s)));
         }
     }
     out
@@ -254,10 +266,7 @@ mod tests {
                 .chain([255 * n])
             {
                 let exact = f64::from(s) / f64::from(n);
-                assert!(
-                    (f64::from(d.round(s)) - exact).abs() < 1.0,
-                    "n={n} s={s}"
-                );
+                assert!((f64::from(d.round(s)) - exact).abs() < 1.0, "n={n} s={s}");
             }
         }
     }

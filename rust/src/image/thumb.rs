@@ -19,7 +19,12 @@ pub fn thumbnail(b: &[u8], size: usize, max_pixels: u64) -> ImgResult<Vec<u8>> {
     let (kx, ky) = ((px.width / keep).max(1), (px.height / keep).max(1));
     // As Pillow: the resize box is the original extent in reduced pixels, so a partial box
     // at the right/bottom edge counts for the fraction of a pixel it covers.
-    let bx = [0.0, 0.0, px.width as f32 / kx as f32, px.height as f32 / ky as f32];
+    let bx = [
+        0.0,
+        0.0,
+        px.width as f32 / kx as f32,
+        px.height as f32 / ky as f32,
+    ];
     if kx > 1 || ky > 1 {
         px.data = reduce(&px.data, (px.width, px.height, 3), (kx, ky));
         px.width = px.width.div_ceil(kx);
