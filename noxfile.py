@@ -59,7 +59,7 @@ def kernels(session: nox.Session) -> None:
     manifest = ["--manifest-path", "rust/Cargo.toml"]
     session.run("cargo", "test", *manifest, "--quiet", external=True)
     session.run("cargo", "clippy", *manifest, "--all-targets", "--quiet", "--", "-D", "warnings", external=True)
-    session.install(KERNELS, "pytest", "xxhash", "datasketch", "numpy")
+    session.install(KERNELS, "pytest", "xxhash", "datasketch", "numpy", "pillow", "imagehash", "scikit-image")
     session.run("pytest", "rust/tests", *session.posargs)
 
 

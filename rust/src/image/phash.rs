@@ -101,7 +101,10 @@ pub fn hashes_of(px: &Pixels, (w, h): (f32, f32)) -> Hashes {
         [cx, cy, w - cx, h - cy],
         Filter::Lanczos,
     );
-    let mirrored: Vec<u8> = p32.chunks_exact(32).flat_map(|row| row.iter().rev().copied()).collect();
+    let mirrored: Vec<u8> = p32
+        .chunks_exact(32)
+        .flat_map(|row| row.iter().rev().copied())
+        .collect();
     Hashes {
         phash: phash_of_32(&p32),
         dhash: dhash_of_9x8(&d98),
