@@ -81,3 +81,32 @@ def test_cluster_mode_identical_inline_and_ray(tmp_path):
     assert out["inline"][0].equals(out["ray"][0]) and out["inline"][1].equals(out["ray"][1])
     precision, recall = precision_recall(table, out["inline"][1])
     assert precision >= 0.99 and recall >= 0.9
+
+
+@pytest.mark.parametrize("executor", ["inline", "ray"])
+def test_verify_keeps_band_collisions_below_the_threshold(tmp_path, executor):
+    # near copies with 10 % of words replaced have Jaccard ~0.45: a permissive banding (42 x 3) flags most of
+    # them; verify (threshold 0.6) must keep them and still drop the exact copies
+    table = dedup_table(2000, exact_rate=0.05, near_rate=0.15, change_rate=0.10, mean_words=120, seed=23)
+    glob = write_corpus(tmp_path / "in", table)
+    out = {}
+    for verify in (False, True):
+        op = {"minhash_dedup": {"threshold": 0.6, "bands": 42, "rows": 3, "verify": verify}}
+        r = recipe(tmp_path, glob, op, {"type": executor, "batch_rows": 200}, name=f"v{verify}")
+        r["state"]["num_buckets"] = 2
+        m = run_recipe(parse_recipe(r))
+        assert m.balanced
+        rejected = read_output(tmp_path / f"v{verify}" / "rejected")
+        near = rejected.filter(rejected.column("near")).num_rows
+        exact = precision_recall(table.filter(pa.compute.invert(table.column("near"))), rejected)[1]
+        out[verify] = (near, exact)
+    near_planted = sum(table.column("near").to_pylist())
+    print(f"{executor}: near copies dropped without verify {out[False][0]}, with {out[True][0]}, of {near_planted}")
+    assert out[False][0] > 0.4 * near_planted  # the banding alone does flag them
+    assert out[True][0] <= 0.02 * near_planted
+    assert out[True][1] >= 0.97  # exact copies: still found
+
+
+def test_verify_needs_streaming_mode():
+    with pytest.raises(ValueError, match="verify works in mode: streaming"):
+        MinHashDedup(verify=True, mode="cluster")

@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from mdf.state.payloads import PayloadStore
+
 
 def new_key_set() -> Any:
     """The native key set when mdf-kernels is installed, else a (slower, larger) Python fallback."""
@@ -96,6 +98,7 @@ class StateBucket:
         self.collected: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         self.roots: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.near: dict[str, Any] = {}
+        self.payloads: dict[str, PayloadStore] = {}
 
     # -- streaming ----------------------------------------------------------------------------------------
     def claim(self, namespace: str, keys: np.ndarray, shard: str, slots: np.ndarray) -> np.ndarray:
@@ -138,6 +141,17 @@ class StateBucket:
         )
         return found.fill_null(NO_MATCH).to_numpy(zero_copy_only=False)
 
+    # -- per-row payloads (a verifying dedup's signatures) -------------------------------------------------------
+    def put_payloads(self, namespace: str, positions: np.ndarray, rows: np.ndarray) -> None:
+        store = self.payloads.get(namespace)
+        if store is None:
+            store = self.payloads[namespace] = PayloadStore(rows.shape[1])
+        store.put(positions, rows)
+
+    def get_payloads(self, namespace: str, positions: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+        store = self.payloads.get(namespace) or PayloadStore(width)
+        return store.get(positions)
+
     # -- cluster --------------------------------------------------------------------------------------------
     def collect(self, namespace: str, keys: np.ndarray, positions: np.ndarray) -> None:
         self.collected.setdefault(namespace, []).append((keys, positions))
@@ -176,6 +190,7 @@ class StateBucket:
             "index": self.index,
             "sets": self.sets,
             "near": self.near,
+            "payloads": self.payloads,
             "memos": {ns: {s: m.bits for s, m in memos.items()} for ns, memos in self.memos.items()},
         }
         tmp = f"{path}.tmp"
@@ -190,6 +205,7 @@ class StateBucket:
         self.index = state["index"]
         self.sets = state["sets"]
         self.near = state.get("near", {})
+        self.payloads = state.get("payloads", {})
         self.memos = {}
         for ns, memos in state["memos"].items():
             for shard, bits in memos.items():
@@ -204,4 +220,6 @@ class StateBucket:
             out[ns] = {"keys": len(key_set), "bytes": int(key_set.memory_bytes()) + memo_bytes}
         for ns, index in self.near.items():
             out[ns] = {"keys": len(index), "bytes": int(index.memory_bytes())}
+        for ns, store in self.payloads.items():
+            out[ns] = {"keys": len(store), "bytes": store.nbytes()}
         return out

@@ -112,6 +112,21 @@ class KeyState:
             found[ix] = res
         return found.reshape(n, k).min(axis=1) if n else found
 
+    def put_payloads(self, namespace: str, positions: np.ndarray, rows: np.ndarray) -> None:
+        """Store one fixed-width byte row per position (bucket by ``position % num_buckets``)."""
+        self._call([(b, "put_payloads", (namespace, positions[ix], rows[ix])) for b, ix in self._split(positions)])
+
+    def get_payloads(self, namespace: str, positions: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, found)`` for ``positions`` stored with :meth:`put_payloads`."""
+        parts = self._split(positions)
+        rows = np.zeros((len(positions), width), dtype=np.uint8)
+        found = np.zeros(len(positions), dtype=bool)
+        for (_, ix), (r, f) in zip(
+            parts, self._call([(b, "get_payloads", (namespace, positions[ix], width)) for b, ix in parts]), strict=True
+        ):
+            rows[ix], found[ix] = r, f
+        return rows, found
+
     def cluster(
         self, namespace: str, keys: np.ndarray, key_positions: np.ndarray, row_positions: np.ndarray
     ) -> np.ndarray | None:
