@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dedup.common import DT_PYTHON, HERE, dedup_dataset, load_line, run_all, run_mdf, timed
+from dedup.common import DT_PYTHON, HERE, dedup_dataset, load_line, mdf_system, run_all, timed
 
 TARGETS = {"plain Python": 4.0, "DataTrove": 10.0}  # mdf inline rec/s >= N x the peer's
 FLOOR = "mdf noop_refiner (read+write floor)"
@@ -71,18 +71,6 @@ def main() -> None:
     print(f"exact dedup on {args.rows:,} rows in {len(files)} files, {os.cpu_count()} CPUs, load {load_line()}")
     print(f"wall seconds per run, systems interleaved (the best of {args.repeat} counts):")
 
-    def mdf_system(executor: str, op: str | dict):
-        def run(tmp: Path):
-            recipe = {
-                "reader": {"type": "parquet", "paths": files},
-                "stages": [{"name": "dedup", "operators": [op]}],
-                "writer": {"type": "parquet", "path": str(tmp / "out"), "compression": "zstd"},
-                "executor": {"type": executor},
-            }
-            return run_mdf(recipe, tmp)
-
-        return run
-
     def plain(tmp: Path):
         cmd = [sys.executable, str(HERE / "exact_plain.py"), *files, "--out", str(tmp / "out")]
         return timed(cmd, tmp / "log"), tmp / "out", {}
@@ -96,10 +84,10 @@ def main() -> None:
         return run
 
     op = {"exact_dedup": {"column": "text"}}
-    systems = {"mdf exact_dedup (inline)": mdf_system("inline", op)}
+    systems = {"mdf exact_dedup (inline)": mdf_system(files, op, "inline")}
     if not args.skip_ray:
-        systems["mdf exact_dedup (ray)"] = mdf_system("ray", op)
-    systems[FLOOR] = mdf_system("inline", "noop_refiner")
+        systems["mdf exact_dedup (ray)"] = mdf_system(files, op, "ray")
+    systems[FLOOR] = mdf_system(files, "noop_refiner", "inline")
     systems["plain Python blake2b set"] = plain
     if not args.skip_datatrove:
         for w in (1, 2):

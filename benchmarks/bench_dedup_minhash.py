@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dedup.common import HERE, dedup_dataset, load_line, precision_recall, read_input, run_all, run_mdf, timed
+from dedup.common import HERE, dedup_dataset, load_line, mdf_system, precision_recall, read_input, run_all, timed
 from dedup.minhash_peers import shingles
 
 TARGETS = {"datasketch": 20.0, "rensa": 2.0}  # mdf inline rec/s >= N x the peer's
@@ -93,18 +93,6 @@ def main() -> None:
 
     op = {"minhash_dedup": {"threshold": args.threshold, "num_perm": args.num_perm, "ngram": args.ngram}}
 
-    def mdf_system(executor: str):
-        def run(tmp: Path):
-            recipe = {
-                "reader": {"type": "parquet", "paths": files},
-                "stages": [{"name": "dedup", "operators": [op]}],
-                "writer": {"type": "parquet", "path": str(tmp / "out"), "compression": "zstd"},
-                "executor": {"type": executor},
-            }
-            return run_mdf(recipe, tmp)
-
-        return run
-
     def peer(system: str):
         def run(tmp: Path):
             cmd = [sys.executable, str(HERE / "minhash_peers.py"), system, *files, "--out", str(tmp / "out")]
@@ -115,9 +103,9 @@ def main() -> None:
 
         return run
 
-    systems = {"mdf minhash_dedup (inline)": mdf_system("inline")}
+    systems = {"mdf minhash_dedup (inline)": mdf_system(files, op, "inline")}
     if not args.skip_ray:
-        systems["mdf minhash_dedup (ray)"] = mdf_system("ray")
+        systems["mdf minhash_dedup (ray)"] = mdf_system(files, op, "ray")
     systems["rensa RMinHashLSH"] = peer("rensa-lsh")
     systems["rensa RMinHashDeduplicator"] = peer("rensa-dedup")
     if not args.skip_datasketch:

@@ -97,6 +97,21 @@ def mdf_command() -> str:
     return mdf
 
 
+def mdf_system(files: list[str], op: str | dict, executor: str) -> Callable[[Path], tuple[float, Path, dict]]:
+    """A system for :func:`run_all`: ``mdf run`` of one stage holding ``op`` over ``files``, zstd Parquet out."""
+
+    def run(tmp: Path) -> tuple[float, Path, dict]:
+        recipe = {
+            "reader": {"type": "parquet", "paths": files},
+            "stages": [{"name": "dedup", "operators": [op]}],
+            "writer": {"type": "parquet", "path": str(tmp / "out"), "compression": "zstd"},
+            "executor": {"type": executor},
+        }
+        return run_mdf(recipe, tmp)
+
+    return run
+
+
 def run_mdf(recipe: dict, tmp: Path) -> tuple[float, Path, dict]:
     """``mdf run -q recipe.yaml`` (the recipe's writer must write to ``tmp/out``); wall s, output, metrics."""
     path = tmp / "recipe.yaml"

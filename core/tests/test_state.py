@@ -119,7 +119,7 @@ def test_cluster_passes_keep_the_smallest_position_per_cluster():
 
 def test_bucket_is_a_plain_class_with_its_own_stats():
     b = StateBucket(3)
-    b.claim("x", u64(1, 2), "s", u64(0, 1))
+    b.claim("x", u64(1, 2), u64(0, 1), "s")
     assert b.stats()["x"]["keys"] == 2
 
 

@@ -107,11 +107,14 @@ class Deduplicator(Operator):
             batch = batch.append_column(column, pa.array(roots, type=pa.uint64()))
         return self._split(batch, roots == rows)
 
-    def _split(self, batch: pa.RecordBatch, is_new: np.ndarray) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+    def _split(
+        self, batch: pa.RecordBatch, is_new: np.ndarray, why: str = "duplicate"
+    ) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        """Kept rows, and the others with reason ``<name>:<why>`` (only the reasons when nothing writes them)."""
         kept_n = int(is_new.sum())
         if kept_n == batch.num_rows:
             return batch, None
-        reason = pa.repeat(pa.scalar(f"{self.name}:duplicate"), batch.num_rows - kept_n)
+        reason = pa.repeat(pa.scalar(f"{self.name}:{why}"), batch.num_rows - kept_n)
         if self.keep_rejected:
             dup = batch.filter(pa.array(~is_new)).append_column(REASON, reason)
         else:  # nothing will write the dropped rows: count them by their reason, copy nothing

@@ -101,7 +101,7 @@ class StateBucket:
         self.payloads: dict[str, PayloadStore] = {}
 
     # -- streaming ----------------------------------------------------------------------------------------
-    def claim(self, namespace: str, keys: np.ndarray, shard: str, slots: np.ndarray) -> np.ndarray:
+    def claim(self, namespace: str, keys: np.ndarray, slots: np.ndarray, shard: str) -> np.ndarray:
         """``new[i]``: no other claimant holds ``keys[i]`` (the first slot of a repeated key wins)."""
         key_set = self.sets.get(namespace)
         if key_set is None:

@@ -74,17 +74,26 @@ class KeyState:
         bounds = np.searchsorted(bucket[order], np.arange(n + 1))
         return [(b, order[bounds[b] : bounds[b + 1]]) for b in range(n) if bounds[b + 1] > bounds[b]]
 
+    def _routed(
+        self, method: str, namespace: str, route: np.ndarray, arrays: tuple[np.ndarray, ...], *extra: Any
+    ) -> list[tuple[np.ndarray, Any]]:
+        """Call ``method(namespace, *arrays, *extra)`` on each bucket, every array cut to the rows ``route``
+        (``value % num_buckets``) sends there, all calls in flight at once; ``(row indices, result)`` each."""
+        parts = self._split(route)
+        results = self._call([(b, method, (namespace, *(a[ix] for a in arrays), *extra)) for b, ix in parts])
+        return [(ix, res) for (_, ix), res in zip(parts, results, strict=True)]
+
+    @staticmethod
+    def _scatter(pieces: list[tuple[np.ndarray, Any]], out: np.ndarray) -> np.ndarray:
+        for ix, res in pieces:
+            out[ix] = res
+        return out
+
     # -- what operators call ---------------------------------------------------------------------------------
     def claim(self, namespace: str, keys: np.ndarray, shard: str, slots: np.ndarray) -> np.ndarray:
         """``new[i]``: ``keys[i]`` was not claimed by another claimant (``shard``, ``slots[i]``) before."""
-        parts = self._split(keys)
-        results = self._call([(b, "claim", (namespace, keys[ix], shard, slots[ix])) for b, ix in parts])
-        if len(parts) == 1:
-            return results[0]
-        new = np.zeros(len(keys), dtype=bool)
-        for (_, ix), res in zip(parts, results, strict=True):
-            new[ix] = res
-        return new
+        pieces = self._routed("claim", namespace, keys, (keys, slots), shard)
+        return self._scatter(pieces, np.zeros(len(keys), dtype=bool))
 
     def nearest(
         self,
@@ -101,30 +110,20 @@ class KeyState:
         ``stride > 1`` a row owns several hashes (positions ``row * stride + c``) that never match each other."""
         n = len(hashes)
         k = len(keys) // n if n else 1
-        key_hashes, key_positions = np.repeat(hashes, k), np.repeat(positions, k)
-        parts = self._split(keys)
-        calls = [
-            (b, "nearest", (namespace, keys[ix], key_hashes[ix], key_positions[ix], max_distance, stride))
-            for b, ix in parts
-        ]
-        found = np.empty(len(keys), dtype=np.uint64)
-        for (_, ix), res in zip(parts, self._call(calls), strict=True):
-            found[ix] = res
+        arrays = (keys, np.repeat(hashes, k), np.repeat(positions, k))
+        pieces = self._routed("nearest", namespace, keys, arrays, max_distance, stride)
+        found = self._scatter(pieces, np.empty(len(keys), dtype=np.uint64))
         return found.reshape(n, k).min(axis=1) if n else found
 
     def put_payloads(self, namespace: str, positions: np.ndarray, rows: np.ndarray) -> None:
         """Store one fixed-width byte row per position (bucket by ``position % num_buckets``)."""
-        self._call([(b, "put_payloads", (namespace, positions[ix], rows[ix])) for b, ix in self._split(positions)])
+        self._routed("put_payloads", namespace, positions, (positions, rows))
 
     def get_payloads(self, namespace: str, positions: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, found)`` for ``positions`` stored with :meth:`put_payloads`."""
-        parts = self._split(positions)
-        rows = np.zeros((len(positions), width), dtype=np.uint8)
-        found = np.zeros(len(positions), dtype=bool)
-        for (_, ix), (r, f) in zip(
-            parts, self._call([(b, "get_payloads", (namespace, positions[ix], width)) for b, ix in parts]), strict=True
-        ):
-            rows[ix], found[ix] = r, f
+        pieces = self._routed("get_payloads", namespace, positions, (positions,), width)
+        rows = self._scatter([(ix, r) for ix, (r, _) in pieces], np.zeros((len(positions), width), dtype=np.uint8))
+        found = self._scatter([(ix, f) for ix, (_, f) in pieces], np.zeros(len(positions), dtype=bool))
         return rows, found
 
     def cluster(
@@ -132,15 +131,10 @@ class KeyState:
     ) -> np.ndarray | None:
         """Pass one (``collect``): record the keys, return ``None``. Pass two: the root of every row."""
         if self.phases.get(namespace, "collect") == "collect":
-            parts = self._split(keys)
-            self._call([(b, "collect", (namespace, keys[ix], key_positions[ix])) for b, ix in parts])
+            self._routed("collect", namespace, keys, (keys, key_positions))
             return None
-        parts = self._split(row_positions)
-        results = self._call([(b, "lookup", (namespace, row_positions[ix])) for b, ix in parts])
-        roots = np.empty(len(row_positions), dtype=np.uint64)
-        for (_, ix), res in zip(parts, results, strict=True):
-            roots[ix] = res
-        return roots
+        pieces = self._routed("lookup", namespace, row_positions, (row_positions,))
+        return self._scatter(pieces, np.empty(len(row_positions), dtype=np.uint64))
 
     # -- what executors call ---------------------------------------------------------------------------------
     def finalize(self, namespace: str) -> dict[str, int]:
@@ -149,8 +143,7 @@ class KeyState:
         left = np.concatenate([e[0] for e in edges])
         right = np.concatenate([e[1] for e in edges])
         nodes, roots = components(left, right)
-        parts = self._split(nodes)
-        self._call([(b, "set_roots", (namespace, nodes[ix], roots[ix])) for b, ix in parts])
+        self._routed("set_roots", namespace, nodes, (nodes, roots))
         self.phases[namespace] = "keep"
         return {"edges": len(left), "rows_in_clusters": len(nodes), "clusters": len(np.unique(roots))}
 

@@ -218,6 +218,6 @@ def _default_max_pixels() -> int:
     try:
         import mdf_kernels
 
-        return int(getattr(mdf_kernels, "MAX_PIXELS", None) or mdf_kernels._native.MAX_PIXELS)
+        return int(mdf_kernels.MAX_PIXELS)
     except (ImportError, AttributeError):
         return 178_956_970  # Pillow's own decompression-bomb limit

@@ -8,11 +8,12 @@ one helper maps that field to the ``_reason`` convention and every refiner rejec
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mdf import Refiner
 from mdf.errors import MissingDependencyError, OperatorError
 from mdf.metrics import REASON
 
@@ -30,9 +31,7 @@ def kernel(name: str) -> Callable[..., Any]:
         import mdf_kernels
     except ImportError:
         raise MissingDependencyError(f"image operators need mdf-kernels ({name}): pip install mdf-kernels") from None
-    # the extension module first defines the kernels; a package __init__ that does not re-export them yet still
-    # has them there
-    fn = getattr(mdf_kernels, name, None) or getattr(getattr(mdf_kernels, "_native", None), name, None)
+    fn = getattr(mdf_kernels, name, None)
     if fn is None:
         version = getattr(mdf_kernels, "__version__", "?")
         raise MissingDependencyError(
@@ -73,6 +72,27 @@ def with_columns(batch: pa.RecordBatch, columns: dict[str, pa.Array]) -> pa.Reco
         idx = batch.schema.get_field_index(name)
         batch = batch.set_column(idx, name, values) if idx >= 0 else batch.append_column(name, values)
     return batch
+
+
+class KernelRefiner(Refiner):
+    """A refiner that is one image kernel: ``kernel_name`` on the ``column`` of images, ``columns`` of its
+    struct result added, rows with a kernel ``error`` rejected (see :func:`refine_with`). Subclasses declare
+    those two and their ``Params`` (which have ``column`` and ``max_pixels``); :meth:`kernel_args` adds any
+    further keyword the kernel takes."""
+
+    kernel_name: ClassVar[str] = ""
+    columns: ClassVar[tuple[str, ...]] = ()
+    requires = KERNELS
+
+    def setup(self) -> None:
+        self._kernel = kernel(self.kernel_name)
+
+    def kernel_args(self) -> dict[str, Any]:
+        return {"max_pixels": self.params.max_pixels}  # type: ignore[attr-defined]
+
+    def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        blobs = image_column(batch, self.params.column, self.name)  # type: ignore[attr-defined]
+        return refine_with(batch, blobs, self._kernel(blobs, **self.kernel_args()), self.columns)
 
 
 def refine_with(

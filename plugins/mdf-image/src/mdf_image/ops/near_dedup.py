@@ -9,7 +9,6 @@ import pyarrow as pa
 from pydantic import Field, model_validator
 
 from mdf import BatchContext, Deduplicator, DedupParams, OperatorError
-from mdf.metrics import REASON
 from mdf.state.bucket import NO_MATCH
 from mdf.state.cluster import positions as row_positions
 
@@ -85,9 +84,4 @@ class ImageNearDedup(Deduplicator):
         is_new = match == NO_MATCH
         if self.params.cluster_column:
             batch = batch.append_column(self.params.cluster_column, pa.array(np.where(is_new, rows, match)))
-        if is_new.all():
-            return batch, None
-        reason = pa.repeat(pa.scalar(f"{self.name}:near_duplicate"), int((~is_new).sum()))
-        if not self.keep_rejected:
-            return batch.filter(pa.array(is_new)), pa.RecordBatch.from_arrays([reason], names=[REASON])
-        return batch.filter(pa.array(is_new)), batch.filter(pa.array(~is_new)).append_column(REASON, reason)
+        return self._split(batch, is_new, "near_duplicate")

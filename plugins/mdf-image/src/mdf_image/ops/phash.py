@@ -8,31 +8,23 @@ stage find cropped copies. ``phash_flip`` is the pHash of the mirrored image, wh
 
 from __future__ import annotations
 
-import pyarrow as pa
 from pydantic import Field
 
-from mdf import Params, Refiner
-from mdf_image.ops.native import KERNELS, image_column, kernel, refine_with
+from mdf import Params
+from mdf_image.ops.native import KernelRefiner
 
 HASH_COLUMNS = ("phash", "dhash", "phash_crop", "phash_flip")
 
 
-class ImagePhashRefiner(Refiner):
+class ImagePhashRefiner(KernelRefiner):
     """Add 64-bit phash, dhash, phash_crop and phash_flip (uint64) of each image; reject undecodable images."""
 
     name = "image_phash_refiner"
-    requires = KERNELS
+    kernel_name = "image_hashes"
+    columns = HASH_COLUMNS
 
     class Params(Params):
         column: str = Field("image", description="binary column holding the encoded image")
         max_pixels: int | None = Field(
             None, gt=0, description="reject images with more pixels than this (none = mdf_kernels.MAX_PIXELS)"
         )
-
-    def setup(self) -> None:
-        self._kernel = kernel("image_hashes")
-
-    def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        blobs = image_column(batch, self.params.column, self.name)
-        result = self._kernel(blobs, max_pixels=self.params.max_pixels)
-        return refine_with(batch, blobs, result, HASH_COLUMNS)

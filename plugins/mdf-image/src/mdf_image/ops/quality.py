@@ -8,24 +8,25 @@ therefore depend on ``max_side``, and a threshold tuned at one value holds only 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
-from mdf import Filter, Params, Refiner
+from mdf import Filter, Params
 from mdf.errors import OperatorError
-from mdf_image.ops.native import KERNELS, image_column, kernel, refine_with
+from mdf_image.ops.native import KernelRefiner
 
 QUALITY_COLUMNS = ("sharpness", "entropy", "brightness", "contrast", "colorfulness", "blockiness")
 
 
-class ImageTechnicalQualityRefiner(Refiner):
+class ImageTechnicalQualityRefiner(KernelRefiner):
     """Add sharpness, entropy, brightness, contrast, colorfulness and blockiness; reject undecodable images."""
 
     name = "image_technical_quality_refiner"
-    requires = KERNELS
+    kernel_name = "image_quality"
+    columns = QUALITY_COLUMNS
 
     class Params(Params):
         column: str = Field("image", description="binary column holding the encoded image")
@@ -36,14 +37,8 @@ class ImageTechnicalQualityRefiner(Refiner):
             None, gt=0, description="reject images with more pixels than this (none = mdf_kernels.MAX_PIXELS)"
         )
 
-    def setup(self) -> None:
-        self._kernel = kernel("image_quality")
-
-    def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        p = self.params
-        blobs = image_column(batch, p.column, self.name)
-        result = self._kernel(blobs, max_side=p.max_side, max_pixels=p.max_pixels)
-        return refine_with(batch, blobs, result, QUALITY_COLUMNS)
+    def kernel_args(self) -> dict[str, Any]:
+        return {"max_side": self.params.max_side, "max_pixels": self.params.max_pixels}
 
 
 class _Rule(NamedTuple):
