@@ -11,7 +11,8 @@ hookimpl = pluggy.HookimplMarker("mdf")
 
 from mdf.deduplicator import Deduplicator, DedupParams  # noqa: E402
 from mdf.errors import MdfError, OperatorError, PluginError, RecipeError  # noqa: E402
-from mdf.io.base import Reader, Shard, Writer  # noqa: E402
+from mdf.io.base import DAMAGED_INPUT, Reader, Shard, Writer, damaged_input_batch  # noqa: E402
+from mdf.io.sharding import expand_paths, shard_ids  # noqa: E402
 from mdf.metrics import REASON  # noqa: E402
 from mdf.operators import BatchContext, Filter, Operator, Params, Refiner  # noqa: E402
 
@@ -23,6 +24,7 @@ except Exception:  # pragma: no cover - running from a source tree without metad
     __version__ = "0.0.0+dev"
 
 __all__ = [
+    "DAMAGED_INPUT",
     "REASON",
     "BatchContext",
     "DedupParams",
@@ -39,5 +41,8 @@ __all__ = [
     "Shard",
     "Writer",
     "__version__",
+    "damaged_input_batch",
+    "expand_paths",
     "hookimpl",
+    "shard_ids",
 ]

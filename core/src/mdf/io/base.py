@@ -7,6 +7,7 @@ crashed or retried shard never leaves half a file behind and re-running a shard 
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,7 +15,11 @@ from typing import ClassVar
 
 import pyarrow as pa
 
+from mdf.metrics import REASON
 from mdf.operators import Component
+
+DAMAGED_INPUT = "reader:damaged_input"
+"""Reason of the one rejected row a reader yields where a file is damaged (truncated stream, bad frame)."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,20 @@ class Shard:
     stop: int | None = None
     rows: int | None = None
     index: int = 0
+
+
+def damaged_input_batch(shard: Shard, offset: int | None, message: str) -> pa.RecordBatch:
+    """One rejected row that records damage in ``shard``'s file, so a damaged file is never silently short.
+
+    A reader yields it (after the rows it could read before the damage) and stops reading that file. ``_raw``
+    holds ``{"file", "offset", "error"}`` as JSON; ``offset`` is the byte offset in the (compressed) file where
+    reading failed, ``None`` when the library does not say.
+    """
+    raw = json.dumps({"file": shard.path, "offset": offset, "error": message}, ensure_ascii=False)
+    return pa.RecordBatch.from_arrays(
+        [pa.array([raw], pa.string()), pa.array([DAMAGED_INPUT], pa.string()), pa.array([shard.id], pa.string())],
+        names=["_raw", REASON, "_shard"],
+    )
 
 
 class Reader(Component):
