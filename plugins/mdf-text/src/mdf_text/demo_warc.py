@@ -1,6 +1,6 @@
 """Write a CommonCrawl-like ``.warc.gz`` of synthetic pages, for the demo and end-to-end tests (no network).
 
-``python -m mdf_text.demo_warc OUT_DIR [--pages N] [--seed S]`` writes ``OUT_DIR/demo-00000.warc.gz``: a
+``python -m mdf_text.demo_warc OUT_DIR [--pages N] [--seed S] [--wet]`` writes ``OUT_DIR/demo-00000.warc.gz``: a
 warcinfo record, then for each capture a request, a response and a metadata record, each its own gzip member
 (as CommonCrawl writes them). Pages are HTML with boilerplate (navigation, cookie banner, related links,
 footer) around an article in English, German, French or Spanish; some are exact copies under another URL,
@@ -96,10 +96,10 @@ def make_pages(n: int, seed: int = 7) -> list[Page]:
             pages.append(Page(f"https://{host}/update/{i}", src.lang, src.title + " (update)", paras))
             continue
         lang = rng.choices(LANGUAGES, _WEIGHTS)[0]
-        host = rng.choice(_SITES[lang]) if roll > 0.03 + 0.13 else f"www.{rng.choice(BLOCKED)}"
-        short = 0.13 <= roll < 0.16
+        blocked, short = 0.13 <= roll < 0.16, 0.16 <= roll < 0.19
+        host = f"www.{rng.choice(BLOCKED)}" if blocked else rng.choice(_SITES[lang])
         paras = article(rng, lang, 1 if short else rng.randint(5, 12))
-        title = sentence(rng, lang)[:70].rstrip(" .")
+        title = " ".join(sentence(rng, lang).rstrip(".").split()[:9])
         page = Page(f"https://{host}/{lang}/article/{i}", lang, title, paras)
         if lang != "en" and rng.random() < 0.15:  # legacy site: windows-1252, declared only in <meta>
             page.charset, page.charset_in_header = "windows-1252", False
@@ -179,14 +179,37 @@ def write_warc(out_dir: str, pages: int = 1000, seed: int = 7) -> str:
     return path
 
 
+def write_wet(out_dir: str, pages: int = 1000, seed: int = 7) -> str:
+    """Write the text of the same pages as CommonCrawl's WET files do: one ``conversion`` record per page."""
+    from fastwarc.warc import WarcRecordType as T
+
+    rng = random.Random(seed + 2)
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "demo-00000.warc.wet.gz")
+    date = datetime(2024, 3, 5, 10, 0, tzinfo=UTC)
+    with open(path + ".tmp", "wb") as f:
+        info = b"software: mdf-text demo_warc\r\nformat: WARC File Format 1.1\r\n"
+        f.write(_record(T.warcinfo, "", date, rng, info, "application/warc-fields"))
+        for i, page in enumerate(make_pages(pages, seed)):
+            text = page.title + "\n" + "\n".join(page.paragraphs)
+            when = date + timedelta(seconds=i)
+            f.write(_record(T.conversion, page.url, when, rng, text.encode("utf-8"), "text/plain"))
+    os.replace(path + ".tmp", path)
+    return path
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m mdf_text.demo_warc", description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", help="folder to write demo-00000.warc.gz into")
     parser.add_argument("--pages", type=int, default=1000, help="HTML pages (plus 10 non-HTML responses)")
     parser.add_argument("--seed", type=int, default=7, help="random seed (same seed, same file)")
+    parser.add_argument("--wet", action="store_true", help="also write the pages' text as a WET file")
     args = parser.parse_args(argv)
-    path = write_warc(args.out_dir, args.pages, args.seed)
-    print(f"wrote {path} ({os.path.getsize(path):,} bytes)")
+    paths = [write_warc(args.out_dir, args.pages, args.seed)]
+    if args.wet:
+        paths.append(write_wet(args.out_dir, args.pages, args.seed))
+    for path in paths:
+        print(f"wrote {path} ({os.path.getsize(path):,} bytes)")
 
 
 if __name__ == "__main__":

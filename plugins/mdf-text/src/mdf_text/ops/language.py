@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, field_validator
 
-from mdf import Filter, Params, Refiner
+from mdf import Filter, OperatorError, Params, Refiner
 from mdf.errors import MissingDependencyError
 
 _LABEL = "__label__"
@@ -43,6 +43,20 @@ def model_path() -> str:
     )
 
 
+def as_utf8(column: pa.Array) -> pa.Array:
+    """A string column as ``string``; binary (a WET or HTML body) is read as UTF-8, invalid bytes replaced."""
+    if pa.types.is_string(column.type):
+        return column
+    if pa.types.is_large_string(column.type):
+        return column.cast(pa.string())
+    if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type):
+        try:
+            return column.cast(pa.string())  # validates UTF-8 in one pass: the common case
+        except pa.ArrowInvalid:
+            return pa.array([b.decode("utf-8", "replace") if b is not None else None for b in column.to_pylist()])
+    raise OperatorError(f"column of type {column.type} is not text; give a string or binary (UTF-8) column")
+
+
 class LanguageModel:
     """lid.176 loaded once; :meth:`predict` labels a string column (nulls stay null)."""
 
@@ -56,8 +70,7 @@ class LanguageModel:
         """``(language, score)`` per row: ISO 639 code (``en``, ``de``...) and probability, null for null text."""
         if isinstance(text, pa.ChunkedArray):
             text = text.combine_chunks()
-        if pa.types.is_large_string(text.type):
-            text = text.cast(pa.string())
+        text = as_utf8(text)
         head = pc.utf8_slice_codeunits(text, 0, max_chars) if max_chars else text
         # fastText splits words on whitespace and reads one line: a newline inside would end the text early
         lines = pc.binary_join_element_wise(pc.replace_substring(head, "\n", " "), "\n", "")
@@ -87,7 +100,7 @@ class LanguageIdRefiner(Refiner):
     requires = _REQUIRES
 
     class Params(Params):
-        column: str = Field("text", description="string column to classify")
+        column: str = Field("text", description="string (or UTF-8 binary) column to classify")
         max_chars: int = Field(2000, ge=0, description="characters classified from the start of each text (0 = all)")
         language_column: str = Field("language", description="column written with the language code")
         score_column: str = Field("language_score", description="column written with the probability (0..1)")
