@@ -38,6 +38,7 @@ _TYPE_BITS = {
     "continuation": 256,
 }
 _TYPE_NAMES = {bit: name for name, bit in _TYPE_BITS.items()} | {512: "unknown"}
+_CHARSET_RE = r"charset\s*=\s*[\"']?(?P<c>[^\"';,\s]+)"
 _MAX_BATCH_BYTES = 256 << 20  # a batch's body column stays far below binary()'s 2 GiB offsets
 _BUFFER = 1 << 20
 
@@ -97,34 +98,24 @@ class WarcReader(Reader):
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
         from fastwarc.warc import ArchiveIterator
 
-        cols = _Columns(shard.path)
-        base = shard.start or 0
         source: Any = shard.path if shard.start is None else Window(shard.path, shard.start, shard.stop or shard.size)
         mask = 0
         for t in self.params.record_types:
             mask |= _TYPE_BITS[t]
-        exact, prefixes = _mime_sets(self.params.mime_types)
-        last = base
-        damage: tuple[int, str] | None = None
+        cols = _Columns(shard.path, shard.start or 0, *_mime_sets(self.params.mime_types))
         owner: AbstractContextManager[Any] = closing(source) if isinstance(source, Window) else nullcontext()
         with owner:
             records = ArchiveIterator(source, record_types=mask, auto_decode="none", inplace=True, buffer_size=_BUFFER)
             try:
-                for rec in records:
-                    last = base + rec.stream_pos
-                    cols.seen = True
-                    damage = cols.add(rec, last, exact, prefixes)
-                    if damage is not None:
-                        break
-                    if len(cols) >= batch_rows or cols.nbytes >= _MAX_BATCH_BYTES:
-                        yield cols.batch()
+                yield from cols.fill(records, batch_rows)
             except OSError as exc:  # FastWARC reports unparseable headers and broken compression as OSError
-                at = (record_end(shard.path, last) if cols.seen else None) or last
-                damage = (at, f"unreadable WARC data at byte {at} (after the record at byte {last}): {exc}")
-        if len(cols):
+                last = cols.last
+                at = cols.base if last is None else record_end(shard.path, last) or last
+                cols.damage = (at, f"unreadable WARC data at byte {at} (after the record at byte {last}): {exc}")
+        if len(cols.ids):
             yield cols.batch()
-        if damage is not None:
-            yield damaged_input_batch(shard, damage[0], damage[1])
+        if cols.damage is not None:
+            yield damaged_input_batch(shard, *cols.damage)
 
 
 def _mime_sets(mime_types: list[str] | None) -> tuple[frozenset[str] | None, tuple[str, ...]]:
@@ -134,106 +125,112 @@ def _mime_sets(mime_types: list[str] | None) -> tuple[frozenset[str] | None, tup
     return exact, tuple(m[:-1] for m in mime_types if m.endswith("/*"))
 
 
-def _split_content_type(value: str | None) -> tuple[str | None, str | None]:
-    """``text/plain; charset=UTF-8`` -> (``text/plain``, ``utf-8``), for records that are not HTTP."""
-    if not value:
-        return None, None
-    mime, _, params = value.partition(";")
-    charset = None
-    for param in params.split(";"):
-        key, _, val = param.partition("=")
-        if key.strip().lower() == "charset":
-            charset = val.strip().strip("\"'").lower() or None
-    return mime.strip().lower() or None, charset
+def _mime(content_type: str | None) -> str | None:
+    """``Text/HTML; charset=UTF-8`` -> ``text/html`` (per record, only where a mime_types filter needs it)."""
+    return content_type.partition(";")[0].strip().lower() or None if content_type else None
+
+
+def _content_types(raw: list[str | None]) -> tuple[pa.Array, pa.Array]:
+    """Content-Type header values -> (mime type, charset) columns, lower-cased, parsed once per batch."""
+    lower = pc.utf8_lower(pa.array(raw, pa.string()))
+    mime = pc.utf8_trim_whitespace(pc.list_element(pc.split_pattern(lower, ";", max_splits=1), 0))
+    mime = pc.if_else(pc.equal(mime, ""), pa.scalar(None, pa.string()), mime)
+    charset = pc.struct_field(pc.extract_regex(lower, _CHARSET_RE), "c")
+    return mime, charset
 
 
 class _Columns:
-    """Column lists of the batch being built: appends per record, one Arrow array per column per batch."""
+    """Column lists of the batch being built: appends per record, one Arrow array per column per batch.
 
-    def __init__(self, path: str) -> None:
+    :meth:`fill` is the per-record loop. It binds every list's ``append`` to a local once, and the lists are
+    cleared (not replaced) after each batch, because at a few microseconds per record the attribute look-ups
+    of a method call per record would cost as much as the fields themselves.
+    """
+
+    def __init__(self, path: str, base: int, exact: frozenset[str] | None, prefixes: tuple[str, ...]) -> None:
         from mdf_text.io import http_body  # imports fastwarc: only where a WARC is read (an optional extra)
 
         self._dechunk, self._decode = http_body.dechunk, http_body.decode_content
-        self.path = path
-        self.nbytes = 0
-        self.seen = False  # a record was parsed (so an error is *after* it)
-        self._clear()
-
-    def _clear(self) -> None:
+        self.path, self.base, self.exact, self.prefixes = path, base, exact, prefixes
         self.ids: list[str | None] = []
         self.urls: list[str | None] = []
         self.dates: list[str | None] = []
         self.types: list[str] = []
         self.status: list[int | None] = []
-        self.ctypes: list[str | None] = []
-        self.charsets: list[str | None] = []
+        self.ctypes: list[str | None] = []  # raw Content-Type values, parsed per batch
         self.bodies: list[bytes] = []
         self.offsets: list[int] = []
-        self.reasons: list[str | None] = []
-        self.rejected = 0
-        self.nbytes = 0
+        self.reasons: dict[int, str] = {}  # row -> reason, for the few rows rejected
+        self.last: int | None = None  # offset of the last record parsed (an error is after it)
+        self.damage: tuple[int, str] | None = None
 
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def add(
-        self, rec: Any, offset: int, exact: frozenset[str] | None, prefixes: tuple[str, ...]
-    ) -> tuple[int, str] | None:
-        """Append one record; return ``(offset, message)`` instead when the record is damaged."""
-        if rec.is_http:
-            http = rec.http_headers
-            status, ctype, charset = http.status_code, rec.http_content_type, rec.http_charset
-        else:
-            http, status = None, None
-            ctype, charset = _split_content_type(rec.headers.get("Content-Type"))
-        if exact is not None and ctype not in exact and not (ctype and ctype.startswith(prefixes)):
-            return None
-        body = rec.reader.read()
-        if len(body) < rec.content_length:
-            return offset, f"truncated WARC record at byte {offset}: {len(body)} of {rec.content_length} bytes"
-        reason = None
-        if http is not None:
-            if http.get("Transfer-Encoding", "").lower().endswith("chunked"):
-                body = self._dechunk(body)
-            encoding = http.get("Content-Encoding")
-            if encoding:
-                body, why = self._decode(body, encoding)
-                if why is not None:
-                    reason = "reader:" + why
-                    self.rejected += 1
-        headers = rec.headers
-        url = headers.get("WARC-Target-URI")
-        self.ids.append(rec.record_id)
-        self.urls.append(url.strip("<>") if url else None)  # WARC 1.0 examples wrap the URI in <>
-        self.dates.append(headers.get("WARC-Date"))
-        self.types.append(_TYPE_NAMES.get(int(rec.record_type), "unknown"))
-        self.status.append(status)
-        self.ctypes.append(ctype)
-        self.charsets.append(charset)
-        self.bodies.append(body)
-        self.offsets.append(offset)
-        self.reasons.append(reason)
-        self.nbytes += len(body)
-        return None
+    def fill(self, records: Iterator[Any], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """Append every record; yield a batch each ``batch_rows`` rows (or 256 MiB); stop at a damaged record."""
+        add_id, add_url, add_date = self.ids.append, self.urls.append, self.dates.append
+        add_type, add_status, add_ctype = self.types.append, self.status.append, self.ctypes.append
+        add_body, add_offset = self.bodies.append, self.offsets.append
+        base, exact, prefixes, names = self.base, self.exact, self.prefixes, _TYPE_NAMES
+        nbytes = 0
+        for rec in records:
+            offset = self.last = base + rec.stream_pos
+            http = rec.http_headers if rec.is_http else None
+            ctype = (http or rec.headers).get("Content-Type")
+            if exact is not None:
+                mime = _mime(ctype)
+                if mime not in exact and not (mime and mime.startswith(prefixes)):
+                    continue
+            body = rec.reader.read()
+            if len(body) < rec.content_length:
+                self.damage = (offset, f"truncated WARC record at byte {offset}: {len(body)} of {rec.content_length}")
+                return
+            if http is None:
+                add_status(None)
+            else:
+                add_status(http.status_code)
+                if http.get("Transfer-Encoding", "").lower().endswith("chunked"):
+                    body = self._dechunk(body)
+                encoding = http.get("Content-Encoding")
+                if encoding:
+                    body, why = self._decode(body, encoding)
+                    if why is not None:
+                        self.reasons[len(self.ids)] = "reader:" + why
+            headers = rec.headers
+            url = headers.get("WARC-Target-URI")
+            add_id(rec.record_id)
+            add_url(url.strip("<>") if url else None)  # WARC 1.0 examples wrap the URI in <>
+            add_date(headers.get("WARC-Date"))
+            add_type(names.get(int(rec.record_type), "unknown"))
+            add_ctype(ctype)
+            add_body(body)
+            add_offset(offset)
+            nbytes += len(body)
+            if len(self.ids) >= batch_rows or nbytes >= _MAX_BATCH_BYTES:
+                yield self.batch()
+                nbytes = 0
 
     def batch(self) -> pa.RecordBatch:
         n = len(self.ids)
+        mime, charset = _content_types(self.ctypes)
         arrays = [
             pa.array(self.ids, pa.string()),
             pa.array(self.urls, pa.string()),
             _dates(self.dates),
             pa.array(self.types, pa.string()),
             pa.array(self.status, pa.int16()),
-            pa.array(self.ctypes, pa.string()),
-            pa.array(self.charsets, pa.string()),
+            mime,
+            charset,
             pa.array(self.bodies, pa.binary()),
             pa.repeat(pa.scalar(self.path, pa.string()), n),
             pa.array(self.offsets, pa.int64()),
         ]
         batch = pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
-        if self.rejected:
-            batch = batch.append_column(REASON, pa.array(self.reasons, pa.string()))
-        self._clear()
+        if self.reasons:
+            reasons = [self.reasons.get(i) for i in range(n)]
+            batch = batch.append_column(REASON, pa.array(reasons, pa.string()))
+        for column in (self.ids, self.urls, self.dates, self.types, self.status, self.ctypes, self.offsets):
+            column.clear()
+        self.bodies.clear()
+        self.reasons.clear()
         return batch
 
 
