@@ -182,6 +182,23 @@ def test_shards_cut_at_record_boundaries(tmp_path: Path, members: str) -> None:
     assert joined.column("body").equals(whole.column("body"))
 
 
+def test_batches_split_by_rows_and_by_body_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import mdf_text.io.warc as warc
+
+    caps = [Capture(f"http://m.example/{i}", page(i, 300 + 50 * (i % 5))) for i in range(30)]
+    reader = WarcReader(paths=[_write(tmp_path / "m.warc.gz", caps)])
+    (shard,) = reader.shards()
+    by_rows = list(reader.read(shard, 7))
+    assert [b.num_rows for b in by_rows] == [7, 7, 7, 7, 2]
+    monkeypatch.setattr(warc, "_MAX_BATCH_BYTES", 10_000)  # about three bodies a batch
+    by_bytes = list(reader.read(shard, 1000))
+    assert len(by_bytes) > 5 and all(sum(map(len, b.column("body").to_pylist())) <= 10_000 for b in by_bytes)
+    bodies = [x for b in by_bytes for x in b.column("body").to_pylist()]
+    assert bodies == [page(i, 300 + 50 * (i % 5)) for i in range(30)]
+    for b in by_bytes:
+        b.validate(full=True)
+
+
 def test_single_member_gzip_stays_one_shard(tmp_path: Path) -> None:
     path = _write(tmp_path / "one.warc.gz", [Capture(f"http://o.example/{i}", page(i)) for i in range(40)], "one")
     assert len(WarcReader(paths=[path], bytes_per_shard=4_000).shards()) == 1

