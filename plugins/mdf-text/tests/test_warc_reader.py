@@ -223,3 +223,14 @@ class _OneShard(WarcReader):
 def _write(path: Path, caps: list[Capture], members: str = "record") -> str:
     write_warc(path, caps, members)
     return str(path)
+
+
+def test_missing_fastwarc_names_the_pip_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from mdf.errors import MissingDependencyError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "fastwarc" else real(name, *a))
+    with pytest.raises(MissingDependencyError, match=r"pip install mdf-text\[web\]"):
+        WarcReader(paths=["x.warc.gz"])

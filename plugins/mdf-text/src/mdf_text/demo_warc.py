@@ -21,6 +21,7 @@ import random
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from mdf_text.demo_sentences import CHROME, PARTS
 
@@ -108,7 +109,7 @@ def make_pages(n: int, seed: int = 7) -> list[Page]:
     return pages
 
 
-def _record(record_type: object, url: str, date: datetime, rng: random.Random, block: bytes, ctype: str) -> bytes:
+def _record(record_type: Any, url: str, date: datetime, rng: random.Random, block: bytes, ctype: str) -> bytes:
     from fastwarc.warc import WarcRecord
 
     rec = WarcRecord()

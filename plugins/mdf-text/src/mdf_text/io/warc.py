@@ -96,12 +96,12 @@ class WarcReader(Reader):
         return out
 
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        from fastwarc.warc import ArchiveIterator
+        from fastwarc.warc import ArchiveIterator, WarcRecordType
 
         source: Any = shard.path if shard.start is None else Window(shard.path, shard.start, shard.stop or shard.size)
-        mask = 0
+        mask = WarcRecordType.no_type
         for t in self.params.record_types:
-            mask |= _TYPE_BITS[t]
+            mask |= getattr(WarcRecordType, t)
         cols = _Columns(shard.path, shard.start or 0, *_mime_sets(self.params.mime_types))
         owner: AbstractContextManager[Any] = closing(source) if isinstance(source, Window) else nullcontext()
         with owner:
