@@ -79,3 +79,21 @@ def test_demo_wet_reads_as_conversion_records(tmp_path: Path) -> None:
     batches = [b for s in reader.shards() for b in reader.read(s, 1000)]
     urls = [u for b in batches for u in b.column("url").to_pylist()]
     assert urls == [p.url for p in make_pages(40, 2)]
+
+
+def test_bad_bodies_and_damage_reach_rejected(tmp_path: Path, run_recipe) -> None:  # type: ignore[no-untyped-def]
+    """Through the inline executor: an undecodable body and a cut-off tail are rejected rows, the rest kept."""
+    from warc_helpers import Capture, page, write_warc
+
+    caps = [Capture(f"http://r.example/{i}", page(i, 300)) for i in range(6)]
+    caps[2] = Capture("http://r.example/bad", b"\x1f\x8b\x08\x00not deflate", [("Content-Encoding", "gzip")])
+    path = tmp_path / "r.warc.gz"
+    starts = write_warc(path, caps)
+    path.write_bytes(path.read_bytes()[: starts[5] + 200])  # the last record is cut off
+    kept, rejected, metrics = run_recipe(
+        {"reader": {"type": "warc", "paths": [str(path)]}, "stages": [{"name": "s", "operators": ["noop_refiner"]}]}
+    )
+    assert kept.column("url").to_pylist() == [f"http://r.example/{i}" for i in (0, 1, 3, 4)]
+    reasons = sorted(rejected.column("_reason").to_pylist())
+    assert reasons[0].startswith("reader:bad_content_encoding: gzip") and reasons[1] == "reader:damaged_input"
+    assert sum(metrics.reader_reasons.values()) == 2  # the run's counts say the same
