@@ -234,3 +234,15 @@ def test_missing_fastwarc_names_the_pip_line(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "fastwarc" else real(name, *a))
     with pytest.raises(MissingDependencyError, match=r"pip install mdf-text\[web\]"):
         WarcReader(paths=["x.warc.gz"])
+
+
+def test_content_type_parsing() -> None:
+    """Mime type lower-cased, charset unquoted and lower-cased, spaces around '=' allowed (FastWARC's own
+    ``http_content_type``/``http_charset`` keep the case, keep the quotes and miss ``charset = x``)."""
+    from mdf_text.io.warc import _content_types
+
+    raw = ["Text/HTML; Charset=UTF-8", 'text/html;charset="ISO-8859-1"', "text/html; foo=bar; charset = utf-8 "]
+    raw += ["", None, "application/xhtml+xml", "text/html; charset='windows-1252'"]
+    mime, charset = _content_types(raw)
+    assert mime.to_pylist() == ["text/html"] * 3 + [None, None, "application/xhtml+xml", "text/html"]
+    assert charset.to_pylist() == ["utf-8", "iso-8859-1", "utf-8", None, None, None, "windows-1252"]
