@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
+from mdf import DAMAGED_INPUT, Shard
 from mdf.errors import InputError
 from mdf.io.jsonl import JsonlReader, JsonlWriter
 from mdf.io.parquet import ParquetReader, ParquetWriter
@@ -47,11 +48,21 @@ def test_shard_ids_do_not_collide_across_folders(tmp_path):
     assert ids == ["a__part", "b__part"]
 
 
-def test_corrupt_parquet_names_the_file(tmp_path):
+def test_corrupt_parquet_footer_is_one_damaged_input_row_naming_the_file(tmp_path):
+    """Guards: a corrupt footer used to fail the whole run; now it is accounted as one damaged-input row."""
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"PAR1 this is not parquet")
-    with pytest.raises(InputError, match=r"bad\.parquet"):
-        ParquetReader(paths=[str(bad)]).shards()
+    reader = ParquetReader(paths=[str(bad)])
+    (shard,) = reader.shards()
+    (batch,) = list(reader.read(shard, 100))
+    assert batch.column("_reason").to_pylist() == [DAMAGED_INPUT]
+    raw = json.loads(batch.column("_raw")[0].as_py())
+    assert raw["file"] == str(bad) and raw["offset"] == len(b"PAR1 this is not parquet") - 8 and raw["error"]
+
+
+def test_unreadable_parquet_is_an_input_error_naming_the_file(tmp_path):
+    with pytest.raises(InputError, match=r"gone\.parquet"):
+        list(ParquetReader(paths=[str(tmp_path / "*.parquet")]).read(Shard("x", str(tmp_path / "gone.parquet")), 9))
 
 
 @pytest.mark.parametrize("suffix", ["", ".gz", ".zst"])

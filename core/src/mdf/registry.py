@@ -34,6 +34,8 @@ class Registry(Generic[T]):
     kind: str
     base: type
     current_owner: Owner = BUILTIN
+    failed: list[Owner] = field(default_factory=list)
+    """Plugins that failed to load: an unknown name may be one of theirs (set by :mod:`mdf.plugins`)."""
     _classes: dict[str, type] = field(default_factory=dict)
     _owners: dict[str, Owner] = field(default_factory=dict)
 
@@ -67,6 +69,10 @@ class Registry(Generic[T]):
     def unknown_message(self, name: str) -> str:
         close = difflib.get_close_matches(str(name), list(self._classes), n=1, cutoff=0.6)
         hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(sorted(self._classes)) or 'none'}"
+        suspects = [o for o in self.failed if _may_provide(o, str(name))] or self.failed
+        if suspects and not close:
+            names = ", ".join(f"'{o.plugin}' ({o.distribution})" for o in suspects)
+            hint = f"plugin {names} failed to load and may provide it; see `mdf plugins`"
         return f"unknown {self.kind} '{name}'; {hint}"
 
     def owner(self, name: str) -> Owner:
@@ -80,3 +86,9 @@ class Registry(Generic[T]):
 
     def __contains__(self, name: object) -> bool:
         return name in self._classes
+
+
+def _may_provide(owner: Owner, name: str) -> bool:
+    """A failed plugin whose name (or distribution without ``mdf-``) appears in ``name``, e.g. image_*."""
+    stems = {owner.plugin.lower(), owner.distribution.lower().removeprefix("mdf-").replace("-", "_")}
+    return any(stem and stem in name.lower() for stem in stems)
