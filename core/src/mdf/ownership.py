@@ -5,8 +5,8 @@ Every folder a run writes (``writer.path`` and ``rejected.path``) is claimed bef
 * **Lock.** ``fcntl.flock`` on ``<folder>/_mdf/lock`` for the whole run; the kernel drops it when the process
   dies, even by SIGKILL, so a stale lock never blocks the next run. A second run on the folder exits 2 naming
   the holder (pid, host, start time) written in the lock file.
-* **Fingerprint.** The recipe after overrides (without ``executor``: how to run does not change what is
-  written) and the input listing (path, size, mtime), written to ``_mdf/run.json`` before any data and into the
+* **Fingerprint.** The recipe after overrides (without ``executor`` and ``on_damaged_input``: how to run does
+  not change what is written) and the input listing (path, size, mtime), written to ``_mdf/run.json`` before any data and into the
   checkpoint manifest. ``--resume`` continues only a run with the same fingerprint and otherwise says what
   changed.
 * **Non-empty folders are refused** (Spark's ``errorifexists``): exit 2 naming ``--overwrite`` and ``--resume``.
@@ -98,7 +98,8 @@ class Fingerprint:
 
     @classmethod
     def of(cls, plan: Any) -> Fingerprint:
-        recipe = plan.recipe.model_dump(mode="json", exclude={"executor", "source"})
+        # how to run (executor) and when to stop (on_damaged_input) do not change what is written
+        recipe = plan.recipe.model_dump(mode="json", exclude={"executor", "source", "on_damaged_input"})
         for role, path in output_dirs(plan.recipe):
             recipe[role]["path"] = os.path.abspath(path)
         inputs = []

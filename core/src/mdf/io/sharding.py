@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 from mdf.errors import RecipeError
@@ -54,15 +55,19 @@ def _hidden(rel: Path) -> bool:
 def shard_ids(files: list[str]) -> list[str]:
     """Stable, file-system-safe names: the path relative to the files' common folder, extensions dropped.
 
-    ``data/a/cc-1.parquet, data/b/cc-1.parquet`` become ``a__cc-1, b__cc-1`` so outputs never collide.
+    ``data/a/cc-1.parquet, data/b/cc-1.parquet`` become ``a__cc-1, b__cc-1`` so outputs never collide. Files
+    that differ only by extension (``cc.jsonl.gz``, ``cc.jsonl.zst``) keep it (``cc_jsonl_gz``): with the
+    extensions dropped they would write the same part file, and the second would replace the first's rows.
     """
     if not files:
         return []
     root = os.path.commonpath([os.path.dirname(f) for f in files])
-    ids = []
-    for f in files:
-        rel = os.path.relpath(f, root)
+    full = [os.path.relpath(f, root).replace(os.sep, "__") for f in files]
+    short = []
+    for rel in full:
         while rel.lower().endswith(_EXTENSIONS):
             rel = os.path.splitext(rel)[0]
-        ids.append(_UNSAFE.sub("_", rel.replace(os.sep, "__")))
-    return ids
+        short.append(rel)
+    taken = Counter(short)
+    ids = [s if taken[s] == 1 else f.replace(".", "_") for s, f in zip(short, full, strict=True)]
+    return [_UNSAFE.sub("_", i) for i in ids]

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 COMPRESSED = (".gz", ".zst", ".zstd")
-_CHUNK = 1 << 16  # compressed bytes fed at once: the granularity of a reported damage offset
+_CHUNK = 1 << 14  # compressed bytes fed at once: how close a damage offset is, how little a bad block costs
 
 
 class DamagedStream(Exception):
@@ -61,21 +61,34 @@ class _Checked:
         self._dobj: Any = None
         self._in_frame = False
         self._done = False
+        self._damage: DamagedStream | None = None  # raised once the data decoded before it is handed out
 
     def read(self, n: int = -1) -> bytes:
-        if self._gz is not None:
+        """Up to ``n`` bytes; everything decodable before damage is returned first, the next call raises."""
+        while (n < 0 or len(self._buf) < n) and not self._done and self._damage is None:
             try:
-                return self._gz.read(n)
-            except (EOFError, OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
-                raise DamagedStream(self.raw.tell(), f"gzip: {type(exc).__name__}: {exc}") from exc
-        while (n < 0 or len(self._buf) < n) and not self._done:
-            self._feed()
+                self._feed()
+            except DamagedStream as exc:
+                self._damage = exc
+        if not self._buf and self._damage is not None:
+            raise self._damage
         size = len(self._buf) if n < 0 else min(n, len(self._buf))
         out = bytes(self._buf[:size])
         del self._buf[:size]
         return out
 
     def _feed(self) -> None:
+        if self._gz is not None:
+            try:  # read1: one decompress call, so nothing decoded is lost when the next one fails
+                piece = self._gz.read1(_CHUNK)
+            except (EOFError, OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+                raise DamagedStream(self.raw.tell(), f"gzip: {type(exc).__name__}: {exc}") from exc
+            self._buf += piece
+            self._done = not piece
+            return
+        self._feed_zstd()
+
+    def _feed_zstd(self) -> None:
         import zstandard
 
         start = self.raw.tell()
