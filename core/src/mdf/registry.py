@@ -68,12 +68,17 @@ class Registry(Generic[T]):
 
     def unknown_message(self, name: str) -> str:
         close = difflib.get_close_matches(str(name), list(self._classes), n=1, cutoff=0.6)
-        hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(sorted(self._classes)) or 'none'}"
-        suspects = [o for o in self.failed if _may_provide(o, str(name))] or self.failed
-        if suspects and not close:
+        named = [o for o in self.failed if _may_provide(o, str(name))]
+        suspects = named or ([] if close else self.failed)
+        hints = []
+        if suspects:
             names = ", ".join(f"'{o.plugin}' ({o.distribution})" for o in suspects)
-            hint = f"plugin {names} failed to load and may provide it; see `mdf plugins`"
-        return f"unknown {self.kind} '{name}'; {hint}"
+            hints.append(f"plugin {names} failed to load and may provide it (see `mdf plugins`)")
+        if close:
+            hints.append(f"did you mean '{close[0]}'?")
+        if not hints:
+            hints.append(f"known: {', '.join(sorted(self._classes)) or 'none'}")
+        return f"unknown {self.kind} '{name}'; " + "; or ".join(hints)
 
     def owner(self, name: str) -> Owner:
         return self._owners[name]
