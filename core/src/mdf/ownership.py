@@ -6,9 +6,9 @@ Every folder a run writes (``writer.path`` and ``rejected.path``) is claimed bef
   dies, even by SIGKILL, so a stale lock never blocks the next run. A second run on the folder exits 2 naming
   the holder (pid, host, start time) written in the lock file.
 * **Fingerprint.** The recipe after overrides (without ``executor`` and ``on_damaged_input``: how to run does
-  not change what is written) and the input listing (path, size, mtime), written to ``_mdf/run.json`` before any data and into the
-  checkpoint manifest. ``--resume`` continues only a run with the same fingerprint and otherwise says what
-  changed.
+  not change what is written) and the input listing (path, size, mtime), written to ``_mdf/run.json`` before
+  any data and into the checkpoint manifest. ``--resume`` continues only a run with the same fingerprint and
+  otherwise says what changed.
 * **Non-empty folders are refused** (Spark's ``errorifexists``): exit 2 naming ``--overwrite`` and ``--resume``.
 * **``--overwrite`` never mixes and never loses the old output early.** The new output is built in a hidden
   sibling (``.<name>.mdf-staging``) and swapped with the old folder in one ``renameat2(RENAME_EXCHANGE)`` when

@@ -9,12 +9,15 @@ the same exception arrives wrapped in a ``RayTaskError`` whose text is the remot
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from mdf import layout
 from mdf.errors import MdfError, OperatorError
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @contextlib.contextmanager
@@ -55,7 +58,8 @@ def _log(exc: BaseException, output: str) -> Path | None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a") as f:
-            f.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {type(exc).__name__}\n{exc}\n")
+            text = _ANSI.sub("", str(exc))  # Ray colours its remote frames for a terminal
+            f.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {type(exc).__name__}\n{text}\n")
     except OSError:
         return None
     return path

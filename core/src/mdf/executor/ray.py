@@ -73,6 +73,7 @@ class RayExecutor:
         self._passes = 0
 
     def run(self, progress: Any = None) -> RunMetrics:
+        output = self.plan.output_dir  # the writer's: collect passes (self.plan later) write nothing
         session = self._session = connect(self.plan.recipe.executor, self.plan.output_dir)
         self._pipe: Pipeline | None = None
         self._state: KeyState | None = None
@@ -80,7 +81,7 @@ class RayExecutor:
         try:
             return run_passes(self.plan, self._run_pass, self._make_state, progress)
         except Exception as exc:  # a remote failure reads as one line, its traceback goes to the log file
-            raise local_error(exc, self.plan.output_dir) from None
+            raise local_error(exc, output) from None
         finally:
             self._teardown()
             if self._state is not None:

@@ -74,14 +74,18 @@ class JsonlReader(Reader):
         return out
 
     def schema(self, shards: list[Shard]) -> pa.Schema | None:
-        """The schema batches will have (as far as a sample of the first file tells): for column checks."""
-        if not shards:
-            return None
-        schema = self.file_schema(shards[0].path)
+        """The schema batches will have, as far as a sample of the first file with records tells (empty or
+        unreadable files say nothing); ``None`` when no file among the first few has a record."""
+        schema = None
+        for path in list(dict.fromkeys(s.path for s in shards))[:8]:
+            sampled = self.file_schema(path)
+            if len(sampled):
+                schema = sampled
+                break
         cols = self.params.columns
         if not cols:
             return schema
-        return pa.schema([pa.field(c, self._type_of(c, schema)) for c in cols])
+        return pa.schema([pa.field(c, self._type_of(c, schema or pa.schema([]))) for c in cols])
 
     def file_schema(self, path: str) -> pa.Schema:
         """Types every block of ``path`` is parsed against: ``columns``' types, else a sample's majority types."""
