@@ -257,32 +257,39 @@ def test_item9_resumed_metrics_cover_the_whole_run_and_the_output_reads_as_a_dat
 
 
 def test_overwrite_killed_at_any_moment_leaves_the_old_or_the_new_output_never_a_mix(tmp_path, capsys):
-    """SIGKILL during --overwrite: the old output stays whole until the new one is complete, then swaps."""
+    """SIGKILL during --overwrite: the old output stays whole until the new one is complete, then swaps; a
+    killed --overwrite is continued with --resume. (The swap itself is one rename; the test below covers a kill
+    between the writer's and the rejected folder's swaps.)"""
     recipe = write_recipe(tmp_path, jsonl_files(tmp_path / "in", 3, rows=200), ops=[SLOW])
     assert cli(capsys, "run", "-q", str(recipe))[0] == 0
     old = snapshot(tmp_path / "out")
     new_recipe = write_recipe(tmp_path, [str(tmp_path / "in" / "cc-0000[01].jsonl")], ops=[SLOW])
-    seen_old = seen_new = resumed = 0
     staging = tmp_path / ".out.mdf-staging"
-    for delay in (0.5, 1.5, 2.5, 4.0, 60.0):
-        # a killed --overwrite that got as far as staging is continued with --resume, else started again
+    kill_when = [
+        lambda: True,  # at once: before or while it claims the folders
+        lambda: (staging / "_mdf" / "run.json").exists(),  # claimed, staging created, nothing written
+        lambda: (staging / "cc-00000.parquet").exists(),  # a shard committed in staging
+        None,  # let it finish
+    ]
+    modes = []
+    for when in kill_when:
         mode = "--resume" if (staging / "_mdf" / "run.json").exists() else "--overwrite"
-        resumed += mode == "--resume"
+        modes.append(mode)
         proc = mdf_popen("run", "-q", str(new_recipe), mode, "--set", "executor.batch_rows=20")
-        try:
-            proc.wait(timeout=delay)
-        except subprocess.TimeoutExpired:
+        if when is None:
+            assert proc.wait(timeout=300) == 0, proc.stderr.read() if proc.stderr else ""
+        else:
+            deadline = time.time() + 120
+            while proc.poll() is None and not when() and time.time() < deadline:
+                time.sleep(0.02)
+            assert proc.poll() is None, (mode, proc.stderr.read() if proc.stderr else "")
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        now = snapshot(tmp_path / "out")
-        if now == old:
-            seen_old += 1
-        else:
-            assert sorted(now) == ["cc-00000.parquet", "cc-00001.parquet"], sorted(now)
-            assert table(tmp_path / "out").num_rows == 400
-            seen_new += 1
-            break
-    assert seen_old >= 1 and seen_new == 1 and resumed >= 1
+            assert snapshot(tmp_path / "out") == old  # killed before the swap: the old output, whole
+    assert modes[2:] == ["--resume", "--resume"]
+    now = snapshot(tmp_path / "out")
+    assert sorted(now) == ["cc-00000.parquet", "cc-00001.parquet"]
+    assert table(tmp_path / "out").num_rows == 400 and metrics(tmp_path / "out")["resumed"]["skipped_shards"] >= 1
     assert not list(tmp_path.glob(".*mdf-*"))
 
 

@@ -156,6 +156,7 @@ class OwnedDir:
     published: Path
     work: Path
     fds: list[int] = field(default_factory=list)
+    mode: str = "new"  # or "overwrite", kept across --resume
 
     @property
     def staged(self) -> bool:
@@ -181,7 +182,7 @@ class OwnedRun:
         if self.dirs and self.dirs[0].role == "writer":
             metrics.write_json(layout.metrics_path(self.dirs[0].work))
         for d in self.dirs:
-            _write_record(d.work, self.fingerprint, "complete", self.resumed)
+            _write_record(d.work, self.fingerprint, "complete", self.resumed, d.mode)
         for d in self.dirs:
             if d.staged:
                 _write_json(layout.meta_dir(d.work) / READY, {"published": str(d.published)})
@@ -205,7 +206,8 @@ def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
     owned = OwnedRun(plan, [], fp, resumed=False)
     try:
         for role, path in output_dirs(plan.recipe):
-            d, resumed = _claim_dir(role, path, fp, resume, overwrite)
+            overwriting = any((_read_record(o.work) or {}).get("mode") == "overwrite" for o in owned.dirs)
+            d, resumed = _claim_dir(role, path, fp, resume, overwrite, overwriting)
             owned.dirs.append(d)
             owned.resumed = owned.resumed or resumed
     except BaseException:
@@ -220,7 +222,11 @@ def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
     return owned
 
 
-def _claim_dir(role: str, path: str, fp: Fingerprint, resume: bool, overwrite: bool) -> tuple[OwnedDir, bool]:
+def _claim_dir(
+    role: str, path: str, fp: Fingerprint, resume: bool, overwrite: bool, overwriting: bool = False
+) -> tuple[OwnedDir, bool]:
+    """Lock one folder and decide where this run writes. ``overwriting``: an earlier folder of this run was
+    claimed by an ``--overwrite`` (now resumed), so this one may still hold the old run, never claimed."""
     published = Path(path).absolute()
     d = OwnedDir(role, path, published, published)
     d.fds.append(_lock(published, path))
@@ -230,15 +236,19 @@ def _claim_dir(role: str, path: str, fp: Fingerprint, resume: bool, overwrite: b
         if resume:
             target = staging if layout.run_record_path(staging).exists() else published
             record = _read_record(target)
-            if record is None and _has_contents(target):
-                raise OutputError(f"{role}.path: '{path}' holds no mdf run record to resume; use --overwrite")
-            if record is not None and record.get("fingerprint") != fp.sha:
-                raise OutputError(f"{role}.path: cannot --resume '{path}': {fp.changes(record)}; use --overwrite")
-            if target == staging:
-                d.fds.append(_lock(staging, path))
-                d.work = staging
-            _write_record(d.work, fp, "running", resumed=record is not None)
-            return d, record is not None
+            unclaimed = target == published and overwriting and (record or {}).get("fingerprint") != fp.sha
+            if not unclaimed:
+                if record is None and _has_contents(target):
+                    raise OutputError(f"{role}.path: '{path}' holds no mdf run record to resume; use --overwrite")
+                if record is not None and record.get("fingerprint") != fp.sha:
+                    raise OutputError(f"{role}.path: cannot --resume '{path}': {fp.changes(record)}; use --overwrite")
+                if target == staging:
+                    d.fds.append(_lock(staging, path))
+                    d.work = staging
+                d.mode = (record or {}).get("mode", "new")
+                _write_record(d.work, fp, "running", record is not None, d.mode)
+                return d, record is not None
+            overwrite = True  # a kill cut the --overwrite's claim short before it reached this folder
         if overwrite:
             shutil.rmtree(staging, ignore_errors=True)
             if _has_contents(published):
@@ -250,7 +260,8 @@ def _claim_dir(role: str, path: str, fp: Fingerprint, resume: bool, overwrite: b
                 f"{role}.path: '{path}' is not empty; pass --overwrite to replace it (kept until the new run "
                 "succeeds) or --resume to continue the run that wrote it"
             )
-        _write_record(d.work, fp, "running", resumed=False)
+        d.mode = "overwrite" if overwrite else "new"
+        _write_record(d.work, fp, "running", False, d.mode)
         return d, False
     except BaseException:
         for fd in d.fds:
@@ -334,11 +345,12 @@ def _exchange(a: Path, b: Path) -> None:
     os.rename(aside, a)
 
 
-def _write_record(folder: Path, fp: Fingerprint, status: str, resumed: bool) -> None:
+def _write_record(folder: Path, fp: Fingerprint, status: str, resumed: bool, mode: str = "new") -> None:
     record = {
         "format": 1,
         "fingerprint": fp.sha,
         "status": status,
+        "mode": mode,  # "overwrite": the run replaces an earlier output (what --resume must then finish)
         "resumed": resumed,
         "pid": os.getpid(),
         "host": socket.gethostname(),
