@@ -144,3 +144,45 @@ def test_jsonl_writer_roundtrip(tmp_path):
     assert path.endswith("s.jsonl.zst")
     kept, _ = read_all(JsonlReader(paths=[path]))
     assert pa.Table.from_batches(kept).to_pylist() == [{"a": 1, "s": "é"}, {"a": None, "s": "b"}]
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".zst"])
+def test_jsonl_cut_compressed_stream_keeps_the_rows_before_and_one_damaged_row(tmp_path, suffix):
+    """Guards issue 13 items 2 and 6: a cut stream read short in silence (zst) or aborted the run (gz)."""
+    data = "".join(json.dumps({"id": i, "text": f"t{i}"}) + "\n" for i in range(20000)).encode()
+    full = gzip.compress(data) if suffix == ".gz" else zstandard.ZstdCompressor().compress(data)
+    cut = full[: len(full) // 2]
+    path = tmp_path / f"d.jsonl{suffix}"
+    path.write_bytes(cut)
+    if suffix == ".gz":
+        import zlib
+
+        prefix = zlib.decompressobj(31).decompress(cut)
+    else:
+        prefix = zstandard.ZstdDecompressor().decompressobj().decompress(cut)
+    kept, rejected = read_all(JsonlReader(paths=[str(path)], block_bytes=1 << 16))
+    ids = [i for b in kept for i in b.column("id").to_pylist()]
+    assert ids == list(range(prefix.count(b"\n")))  # every whole line before the damage, in order
+    (damage,) = [r for b in rejected for r in b.to_pylist()]
+    assert damage[REASON] == DAMAGED_INPUT
+    raw = json.loads(damage["_raw"])
+    assert raw["file"] == str(path) and 0 < raw["offset"] <= len(cut) and raw["error"]
+
+
+def test_jsonl_types_from_a_sample_across_the_file_not_the_first_record(tmp_path):
+    path = tmp_path / "d.jsonl"
+    rows = [{"id": 0, "text": 42}] + [{"id": i, "text": f"t{i}"} for i in range(1, 200)]
+    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in rows))
+    kept, rejected = read_all(JsonlReader(paths=[str(path)]))
+    assert [i for b in kept for i in b.column("id").to_pylist()] == list(range(1, 200))
+    assert kept[0].schema.field("text").type == pa.string()
+    (bad,) = [r for b in rejected for r in b.to_pylist()]
+    assert bad[REASON].startswith("reader:type_mismatch")
+
+
+def test_folder_input_reads_only_the_readers_files_and_skips_metadata_folders(tmp_path):
+    pq.write_table(pa.table({"i": [1, 2]}), tmp_path / "a.parquet")
+    (tmp_path / "README.txt").write_text("not data")
+    (tmp_path / "_mdf").mkdir()
+    pq.write_table(pa.table({"i": [3]}), tmp_path / "_mdf" / "x.parquet")  # an earlier run's metadata
+    assert [s.path for s in ParquetReader(paths=[str(tmp_path)]).shards()] == [str(tmp_path / "a.parquet")]
