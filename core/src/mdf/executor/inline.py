@@ -76,6 +76,7 @@ class InlineExecutor:
                 if checkpoint is not None:  # one shard at a time: the counts so far are the committed ones
                     checkpoint.shard_done(shard.id, totals(metrics, [op.metrics for ops in stages for op in ops]))
         except BaseException:
+            io_pool.shutdown(wait=True)  # a write still running on a file that close() closes crashes Arrow
             outputs.close()
             raise
         finally:
