@@ -135,7 +135,7 @@ def run_once(c: Config, inp: Path, tmp: Path) -> tuple[float, int, dict[str, Any
         wall = time.perf_counter() - start
     if rc != 0:
         raise SystemExit(f"{c.name}: {' '.join(cmd)} exited {rc}:\n{log.read_text(errors='replace')[-3000:]}")
-    metrics_path = out / "metrics.json"
+    metrics_path = out / "_mdf" / "metrics.json"
     metrics = json.loads(metrics_path.read_text()) if metrics_path.exists() else {}
     return wall, count_rows(out), metrics
 

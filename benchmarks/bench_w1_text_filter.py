@@ -144,7 +144,7 @@ def run_mdf(files: list[str], tmp: Path) -> tuple[float, Path, dict]:
     mdf = shutil.which("mdf", path=str(Path(sys.executable).parent)) or shutil.which("mdf")
     assert mdf, "the `mdf` command is not installed; activate /work/main/.venv or pip install ./core ./plugins/mdf-text"
     wall = timed([mdf, "run", "-q", str(path)], out, tmp / "log")
-    metrics = json.loads((out / "metrics.json").read_text())
+    metrics = json.loads((out / "_mdf" / "metrics.json").read_text())
     return wall, out, {"executor_s": metrics["wall_s"], "rows_written": metrics["rows_written"]}
 
 

@@ -142,7 +142,7 @@ def test_stage_that_cannot_be_placed_is_a_clear_error(tmp_path):
 def test_metrics_json_has_stage_stats(tmp_path):
     r = text_recipe(tmp_path, {"type": "jsonl", "paths": [str(DATA)]}, {"type": "ray"})
     run_recipe(parse_recipe(r))
-    data = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    data = json.loads((tmp_path / "out" / "_mdf" / "metrics.json").read_text())
     assert data["executor"] == "ray" and data["balanced"]
     assert {s["name"] for s in data["stage_stats"]} == {"clean", "length"}
     assert data["bottleneck"] in ("clean", "length", "(writers)")

@@ -58,7 +58,7 @@ def test_stage_pinned_to_second_raylet_gives_inline_output(tmp_path, cluster):
         result = run_mdf("run", "-q", str(path), env=env)
         assert result.returncode == 0, result.stderr[-3000:]
     assert_same_outputs(tmp_path / "inline" / "out", tmp_path / "ray" / "out")
-    metrics = json.loads((tmp_path / "ray" / "out" / "metrics.json").read_text())
+    metrics = json.loads((tmp_path / "ray" / "out" / "_mdf" / "metrics.json").read_text())
     nodes = {s["name"]: s["nodes"] for s in metrics["stage_stats"]}
     assert len(nodes["clean"]) == 1 and len(nodes["length"]) == 1
     assert nodes["clean"] != nodes["length"], "the pinned stages ran on the same raylet"

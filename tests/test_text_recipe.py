@@ -74,7 +74,7 @@ def check_outputs(tmp_path: Path, reader_rejects: int) -> None:
         if i is not None
     }
     assert with_id == EXPECTED_REJECTED
-    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    metrics = json.loads((tmp_path / "out" / "_mdf" / "metrics.json").read_text())
     assert metrics["rows_read"] == len(EXPECTED_KEPT) + len(EXPECTED_REJECTED) + reader_rejects
     assert metrics["rows_written"] == len(EXPECTED_KEPT) and metrics["balanced"]
     assert rejected.num_rows == len(EXPECTED_REJECTED) + reader_rejects
@@ -101,7 +101,7 @@ def test_parquet_recipe_keeps_exactly_the_right_rows(tmp_path, mdf):
     assert result.returncode == 0, result.stderr
     check_outputs(tmp_path, reader_rejects=0)
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == ["_state", "cc-a.parquet", "cc-b.parquet", "metrics.json"]  # _state: what --resume reads
+    assert names == ["_mdf", "cc-a.parquet", "cc-b.parquet"]  # _mdf: run record, lock, manifest, metrics
 
 
 def test_typo_in_recipe_exits_2_with_did_you_mean_and_writes_nothing(tmp_path, mdf):
@@ -161,7 +161,7 @@ def test_demo_runs_the_example_recipe(tmp_path, mdf):
     shutil.copytree(Path(__file__).parents[1] / "examples", tmp_path / "examples")
     result = mdf("demo", "--rows", "3000", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    metrics = json.loads((tmp_path / "mdf-demo" / "out" / "metrics.json").read_text())
+    metrics = json.loads((tmp_path / "mdf-demo" / "out" / "_mdf" / "metrics.json").read_text())
     assert metrics["rows_read"] == 3000 and metrics["balanced"]
     reasons = {k for s in metrics["stages"] for op in s["operators"] for k in op["reasons"]}
     assert {"url_filter:blocked_domain", "text_length_filter:too_short"} <= reasons

@@ -117,7 +117,7 @@ def run_mdf(recipe: dict, tmp: Path) -> tuple[float, Path, dict]:
     path = tmp / "recipe.yaml"
     path.write_text(json.dumps(recipe, indent=2))  # JSON is YAML
     wall = timed([mdf_command(), "run", "-q", str(path)], tmp / "log")
-    metrics = json.loads((tmp / "out" / "metrics.json").read_text())
+    metrics = json.loads((tmp / "out" / "_mdf" / "metrics.json").read_text())
     return wall, tmp / "out", {"executor_s": metrics.get("wall_s", float("nan"))}
 
 

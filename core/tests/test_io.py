@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
+from mdf import DAMAGED_INPUT, Shard
 from mdf.errors import InputError
 from mdf.io.jsonl import JsonlReader, JsonlWriter
 from mdf.io.parquet import ParquetReader, ParquetWriter
@@ -47,11 +48,21 @@ def test_shard_ids_do_not_collide_across_folders(tmp_path):
     assert ids == ["a__part", "b__part"]
 
 
-def test_corrupt_parquet_names_the_file(tmp_path):
+def test_corrupt_parquet_footer_is_one_damaged_input_row_naming_the_file(tmp_path):
+    """Guards: a corrupt footer used to fail the whole run; now it is accounted as one damaged-input row."""
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"PAR1 this is not parquet")
-    with pytest.raises(InputError, match=r"bad\.parquet"):
-        ParquetReader(paths=[str(bad)]).shards()
+    reader = ParquetReader(paths=[str(bad)])
+    (shard,) = reader.shards()
+    (batch,) = list(reader.read(shard, 100))
+    assert batch.column("_reason").to_pylist() == [DAMAGED_INPUT]
+    raw = json.loads(batch.column("_raw")[0].as_py())
+    assert raw["file"] == str(bad) and raw["offset"] == len(b"PAR1 this is not parquet") - 8 and raw["error"]
+
+
+def test_unreadable_parquet_is_an_input_error_naming_the_file(tmp_path):
+    with pytest.raises(InputError, match=r"gone\.parquet"):
+        list(ParquetReader(paths=[str(tmp_path / "*.parquet")]).read(Shard("x", str(tmp_path / "gone.parquet")), 9))
 
 
 @pytest.mark.parametrize("suffix", ["", ".gz", ".zst"])
@@ -133,3 +144,45 @@ def test_jsonl_writer_roundtrip(tmp_path):
     assert path.endswith("s.jsonl.zst")
     kept, _ = read_all(JsonlReader(paths=[path]))
     assert pa.Table.from_batches(kept).to_pylist() == [{"a": 1, "s": "é"}, {"a": None, "s": "b"}]
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".zst"])
+def test_jsonl_cut_compressed_stream_keeps_the_rows_before_and_one_damaged_row(tmp_path, suffix):
+    """Guards issue 13 items 2 and 6: a cut stream read short in silence (zst) or aborted the run (gz)."""
+    data = "".join(json.dumps({"id": i, "text": f"t{i}"}) + "\n" for i in range(20000)).encode()
+    full = gzip.compress(data) if suffix == ".gz" else zstandard.ZstdCompressor().compress(data)
+    cut = full[: len(full) // 2]
+    path = tmp_path / f"d.jsonl{suffix}"
+    path.write_bytes(cut)
+    if suffix == ".gz":
+        import zlib
+
+        prefix = zlib.decompressobj(31).decompress(cut)
+    else:
+        prefix = zstandard.ZstdDecompressor().decompressobj().decompress(cut)
+    kept, rejected = read_all(JsonlReader(paths=[str(path)], block_bytes=1 << 16))
+    ids = [i for b in kept for i in b.column("id").to_pylist()]
+    assert ids == list(range(prefix.count(b"\n")))  # every whole line before the damage, in order
+    (damage,) = [r for b in rejected for r in b.to_pylist()]
+    assert damage[REASON] == DAMAGED_INPUT
+    raw = json.loads(damage["_raw"])
+    assert raw["file"] == str(path) and 0 < raw["offset"] <= len(cut) and raw["error"]
+
+
+def test_jsonl_types_from_a_sample_across_the_file_not_the_first_record(tmp_path):
+    path = tmp_path / "d.jsonl"
+    rows = [{"id": 0, "text": 42}] + [{"id": i, "text": f"t{i}"} for i in range(1, 200)]
+    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in rows))
+    kept, rejected = read_all(JsonlReader(paths=[str(path)]))
+    assert [i for b in kept for i in b.column("id").to_pylist()] == list(range(1, 200))
+    assert kept[0].schema.field("text").type == pa.string()
+    (bad,) = [r for b in rejected for r in b.to_pylist()]
+    assert bad[REASON].startswith("reader:type_mismatch")
+
+
+def test_folder_input_reads_only_the_readers_files_and_skips_metadata_folders(tmp_path):
+    pq.write_table(pa.table({"i": [1, 2]}), tmp_path / "a.parquet")
+    (tmp_path / "README.txt").write_text("not data")
+    (tmp_path / "_mdf").mkdir()
+    pq.write_table(pa.table({"i": [3]}), tmp_path / "_mdf" / "x.parquet")  # an earlier run's metadata
+    assert [s.path for s in ParquetReader(paths=[str(tmp_path)]).shards()] == [str(tmp_path / "a.parquet")]

@@ -22,7 +22,7 @@ Null keys never make a row a duplicate.
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -52,6 +52,8 @@ class Deduplicator(Operator):
 
     kind = "deduplicator"
     Params = DedupParams
+
+    writes: ClassVar[dict[str, str] | None] = {"cluster_column": "integer"}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

@@ -88,6 +88,7 @@ class RunMetrics:
     batches: int = 0
     wall_s: float = 0.0
     reader_reasons: dict[str, int] = field(default_factory=dict)
+    damaged: list[dict[str, Any]] = field(default_factory=list)  # {"file", "offset", "error"} per damaged file
     stages: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -110,6 +111,7 @@ class RunMetrics:
             "wall_s": round(self.wall_s, 4),
             "rows_per_s": round(self.rows_read / self.wall_s, 1) if self.wall_s > 0 else 0.0,
             "reader_reasons": self.reader_reasons,
+            "damaged_inputs": self.damaged,
             "stages": [{"name": s["name"], "operators": [op.to_dict() for op in s["operators"]]} for s in self.stages],
             **self.extra,
         }

@@ -84,6 +84,17 @@ class Operator(Component, ABC):
 
     kind: ClassVar[str] = "operator"
 
+    reads: ClassVar[dict[str, str]] = {}
+    """Columns the operator reads and the types it accepts, checked against the input before any work (by
+    ``validate`` and ``run``) and shown by ``mdf ops``. Keys name a parameter whose value is the column (or a
+    list of columns), or else are a fixed column name; values are ``|``-separated type families: ``string``,
+    ``binary``, ``integer``, ``float``, ``number``, ``bool``, ``list``, ``struct``, ``any``.
+    Example: ``reads = {"column": "string"}``."""
+
+    writes: ClassVar[dict[str, str] | None] = {}
+    """Columns the operator adds, in the same form as :attr:`reads` (one type family each). ``None`` means
+    "cannot say", and the column check stops there. :class:`Refiner` defaults to ``None``."""
+
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self.metrics = OperatorMetrics(self.name, self.kind)
@@ -184,6 +195,7 @@ class Refiner(Operator):
     """Adds or replaces columns; may reject rows by returning a ``_reason`` column (null = keep)."""
 
     kind = "refiner"
+    writes: ClassVar[dict[str, str] | None] = None
 
     @abstractmethod
     def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:

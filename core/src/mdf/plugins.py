@@ -101,6 +101,9 @@ def _load(disabled: frozenset[str]) -> Plugins:
             except Exception as exc:
                 info.error = f"hook {hook} raised {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
             info.contributed.setdefault(key, []).extend(sorted(set(registry.names()) - before))
+    failed = [Owner(i.name, i.distribution, i.version) for i in infos if i.error]
+    for registry in regs.values():
+        registry.failed = failed
     return Plugins(pm, regs["operators"], regs["readers"], regs["writers"], infos)
 
 

@@ -146,6 +146,9 @@ class Recipe(_Spec):
     rejected: ComponentSpec | None = None
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     state: StateSpec = Field(default_factory=StateSpec)
+    on_damaged_input: Literal["reject", "fail"] = Field(
+        "reject", description="reject: a damaged file is a reader:damaged_input row and the run goes on; fail: exit 1"
+    )
     source: str = ""
 
     @model_validator(mode="after")

@@ -34,6 +34,8 @@ class Registry(Generic[T]):
     kind: str
     base: type
     current_owner: Owner = BUILTIN
+    failed: list[Owner] = field(default_factory=list)
+    """Plugins that failed to load: an unknown name may be one of theirs (set by :mod:`mdf.plugins`)."""
     _classes: dict[str, type] = field(default_factory=dict)
     _owners: dict[str, Owner] = field(default_factory=dict)
 
@@ -66,8 +68,17 @@ class Registry(Generic[T]):
 
     def unknown_message(self, name: str) -> str:
         close = difflib.get_close_matches(str(name), list(self._classes), n=1, cutoff=0.6)
-        hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(sorted(self._classes)) or 'none'}"
-        return f"unknown {self.kind} '{name}'; {hint}"
+        named = [o for o in self.failed if _may_provide(o, str(name))]
+        suspects = named or ([] if close else self.failed)
+        hints = []
+        if suspects:
+            names = ", ".join(f"'{o.plugin}' ({o.distribution})" for o in suspects)
+            hints.append(f"plugin {names} failed to load and may provide it (see `mdf plugins`)")
+        if close:
+            hints.append(f"did you mean '{close[0]}'?")
+        if not hints:
+            hints.append(f"known: {', '.join(sorted(self._classes)) or 'none'}")
+        return f"unknown {self.kind} '{name}'; " + "; or ".join(hints)
 
     def owner(self, name: str) -> Owner:
         return self._owners[name]
@@ -80,3 +91,9 @@ class Registry(Generic[T]):
 
     def __contains__(self, name: object) -> bool:
         return name in self._classes
+
+
+def _may_provide(owner: Owner, name: str) -> bool:
+    """A failed plugin whose name (or distribution without ``mdf-``) appears in ``name``, e.g. image_*."""
+    stems = {owner.plugin.lower(), owner.distribution.lower().removeprefix("mdf-").replace("-", "_")}
+    return any(stem and stem in name.lower() for stem in stems)

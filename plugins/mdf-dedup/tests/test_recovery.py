@@ -73,7 +73,7 @@ def test_run_killed_midway_then_resumed_keeps_one_row_per_group(tmp_path, execut
     r["stages"][0]["operators"].insert(0, SLOW)
     path = tmp_path / "recipe.yaml"
     path.write_text(yaml.safe_dump(r))
-    manifest = tmp_path / "run" / "out" / "_state" / "manifest.json"
+    manifest = tmp_path / "run" / "out" / "_mdf" / "state" / "manifest.json"
     env = {**os.environ, "COLUMNS": "200"}
     exe = Path(sys.executable).with_name("mdf")
     cmd = [str(exe) if exe.exists() else "mdf", "run", str(path), "-q"]
@@ -87,8 +87,11 @@ def test_run_killed_midway_then_resumed_keeps_one_row_per_group(tmp_path, execut
     assert 3 <= completed < total_shards, f"kill came too late to test anything ({completed} shards done)"
     resumed = subprocess.run([*cmd, "--resume"], env=env, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    metrics = json.loads((tmp_path / "run" / "out" / "metrics.json").read_text())
-    assert metrics["resumed_skipped_shards"] >= 3
+    metrics = json.loads((tmp_path / "run" / "out" / "_mdf" / "metrics.json").read_text())
+    assert metrics["resumed"]["skipped_shards"] >= 3
+    # metrics.json covers the whole run, restored shards included (it covered only the resumed ones)
+    assert metrics["rows_read"] == table.num_rows and metrics["balanced"]
+    assert metrics["rows_written"] == read_output(tmp_path / "run" / "out").num_rows
     one_row_per_group(table, read_output(tmp_path / "run" / "out"))
 
 

@@ -56,7 +56,7 @@ def check_run(tmp: Path, mixed: pa.Table, reader_reasons: dict[str, str] | None 
     others = {r.split(":")[0] for r in photo_reasons}
     assert others <= {"image_quality_filter"}  # a real photo is only ever dropped by a threshold
     assert "phash" in kept.column_names and kept.column("phash").null_count == 0
-    metrics = json.loads((tmp / "out" / "metrics.json").read_text())
+    metrics = json.loads((tmp / "out" / "_mdf" / "metrics.json").read_text())
     assert metrics["balanced"] and metrics["rows_read"] == kept.num_rows + rejected.num_rows
     return kept, rejected
 
@@ -160,7 +160,7 @@ def test_example_recipe_validates_and_runs_on_the_default_executor(tmp_path):
     done = run_mdf("run", example, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     kept, rejected = read_output(tmp_path / "mdf-demo/image-out"), read_output(tmp_path / "mdf-demo/image-rejected")
-    metrics = json.loads((tmp_path / "mdf-demo/image-out/metrics.json").read_text())
+    metrics = json.loads((tmp_path / "mdf-demo/image-out/_mdf/metrics.json").read_text())
     assert metrics["executor"] == "ray" and metrics["balanced"]
     assert kept.num_rows + rejected.num_rows == testdata.example_set().num_rows
     bad_ids = set(testdata.bad_inputs().column("id").to_pylist())

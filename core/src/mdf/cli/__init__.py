@@ -34,7 +34,10 @@ def main(argv: list[str] | None = None) -> None:
             raise
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, EOFError):  # click turns any EOFError into Abort: that is a failure, not ^C
+            click.echo(f"error: unexpected end of input: {exc.__cause__}", err=True)
+            sys.exit(1)
         click.echo("aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:

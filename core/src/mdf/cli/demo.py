@@ -34,6 +34,7 @@ def command(recipe: str, workdir: str, rows: int, overrides: tuple[str, ...]) ->
         f"rejected.path={os.path.join(workdir, 'rejected')}",
         *overrides,
     ]
-    metrics = run_recipe(load_recipe(recipe, sets), progress=LiveProgress(console))
+    # the demo regenerates its data, so it replaces its own earlier output
+    metrics = run_recipe(load_recipe(recipe, sets), progress=LiveProgress(console), overwrite=True)
     Console(width=max(Console().width, 140)).print(metrics_table(metrics))
     console.print(f"kept rows: {workdir}/out/   rejected rows (with _reason): {workdir}/rejected/")

@@ -30,7 +30,8 @@ def describe(cls: Any) -> dict[str, Any]:
                 "doc": f.description or "",
             }
         )
-    return {"name": cls.name, "kind": cls.kind, "doc": cls.doc(), "params": params}
+    reads = [{"param": k, "types": v} for k, v in cls.reads.items()]
+    return {"name": cls.name, "kind": cls.kind, "doc": cls.doc(), "params": params, "reads": reads}
 
 
 def _type_name(annotation: Any) -> str:
@@ -60,6 +61,7 @@ def command(as_json: bool) -> None:
         d["plugin"] = plugins.operators.owner(name).plugin
         d["distribution"] = plugins.operators.owner(name).distribution
         rows.append(d)
+    failed = [i for i in plugins.infos if i.error]
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=str))
         return
@@ -71,5 +73,10 @@ def command(as_json: bool) -> None:
             f"{p['name']}: {p['type']}" + (" (required)" if p["required"] else f" = {p['default']!r}")
             for p in d["params"]
         )
-        table.add_row(d["name"], d["kind"], d["plugin"], params or "-", d["doc"])
-    Console(width=160).print(table)
+        reads = "; ".join(f"reads {r['param']}: {r['types']}" for r in d["reads"])
+        table.add_row(d["name"], d["kind"], d["plugin"], params or "-", d["doc"] + (f"\n{reads}" if reads else ""))
+    console = Console(width=160)
+    console.print(table)
+    for info in failed:  # after the table, where it is seen: its operators are missing from the list above
+        first = info.error.splitlines()[0] if info.error else ""
+        console.print(f"[red]plugin '{info.name}' ({info.distribution}) failed to load: {first}[/]", highlight=False)

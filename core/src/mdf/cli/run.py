@@ -1,12 +1,12 @@
-"""``mdf run RECIPE [--set key.path=value ...] [--resume]``: validate everything, then run, then print the table."""
+"""``mdf run RECIPE [--set key.path=value ...] [--overwrite | --resume] [--strict]``: check, run, print the table."""
 
 from __future__ import annotations
-
-import os
 
 import click
 from rich.console import Console
 
+from mdf import layout
+from mdf.damage import describe
 from mdf.executor import run_recipe
 from mdf.progress import LiveProgress
 from mdf.recipe import load_recipe
@@ -20,16 +20,22 @@ from mdf.report import metrics_table
 @click.option(
     "--resume", is_flag=True, help="continue a killed run: skip shards it completed, restore its dedup key state"
 )
-def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool) -> None:
+@click.option(
+    "--overwrite", is_flag=True, help="replace the output folders; the old ones stay until the new run succeeds"
+)
+@click.option("--strict", is_flag=True, help="exit 1 on the first damaged input file (on_damaged_input: fail)")
+def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool, overwrite: bool, strict: bool) -> None:
     """Run RECIPE (a YAML file)."""
     console = Console(stderr=True)
-    parsed = load_recipe(recipe, [*overrides, *(["executor.resume=true"] if resume else [])])
+    extra = [*(["executor.resume=true"] if resume else []), *(["on_damaged_input=fail"] if strict else [])]
+    parsed = load_recipe(recipe, [*overrides, *extra])
     progress = None if quiet else LiveProgress(console)
-    metrics = run_recipe(parsed, progress=progress)
+    metrics = run_recipe(parsed, progress=progress, overwrite=overwrite)
     if not quiet:
         Console(width=max(Console().width, 140)).print(metrics_table(metrics))
-        out = os.path.join(str(parsed.writer.params.get("path", ".")), "metrics.json")
-        console.print(f"metrics: {out}")
+        console.print(f"metrics: {layout.metrics_path(str(parsed.writer.params.get('path', '.')))}")
+    for entry in metrics.damaged:  # even with --quiet: rows are missing from these files
+        console.print(f"[bold red]damaged input:[/] {describe(entry)}", highlight=False, soft_wrap=True)
     if not metrics.balanced:
         raise click.ClickException(
             f"row accounting mismatch: {metrics.rows_read} read != {metrics.rows_written} kept + "

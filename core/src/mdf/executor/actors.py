@@ -18,7 +18,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from mdf.damage import damaged_entries
 from mdf.executor.base import Outputs, build_stage, run_chain
+from mdf.executor.failures import in_stage
 from mdf.executor.passes import attach_state
 from mdf.io.base import Shard
 from mdf.metrics import OperatorMetrics, count_reasons
@@ -73,6 +75,7 @@ class Loader:
             "rows": batch.num_rows,
             "nbytes": batch.nbytes,
             "reader_reasons": reasons,
+            "damaged": damaged_entries(rej),
         }
         return meta, (kept, [rej] if rej is not None else [], [])
 
@@ -84,6 +87,7 @@ class StageWorker:
     def __init__(self, stages: list[tuple[int, StageSpec]], key_state: Any = None, keep_rejected: bool = True) -> None:
         self.keep_rejected = keep_rejected
         plugins = load_plugins()
+        self.names = [stage.name for _, stage in stages]
         self.stages = [build_stage(plugins, stage, index) for index, stage in stages]
         for (index, _), ops in zip(stages, self.stages, strict=True):
             attach_state(index, ops, key_state)  # a KeyState holding bucket actor handles
@@ -96,7 +100,8 @@ class StageWorker:
         ctx = BatchContext(meta["shard"], meta["index"], meta["offset"], meta["shard_index"])
         for k, operators in enumerate(self.stages):
             start = time.perf_counter()
-            batch, more = run_chain(operators, batch, ctx, self.keep_rejected)
+            with in_stage(self.names[k]):
+                batch, more = run_chain(operators, batch, ctx, self.keep_rejected)
             rejected = rejected + more
             for op in operators:  # hand this batch's counts downstream, start afresh
                 op_metrics.append(op.metrics)

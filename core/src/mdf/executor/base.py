@@ -9,16 +9,17 @@ loop and by Ray stage actors alike, which is what makes both executors give the 
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
+from mdf.checks import preflight
 from mdf.fusion import plan_steps
 from mdf.io.base import Reader, Shard, Writer
 from mdf.metrics import RunMetrics
 from mdf.operators import BatchContext, Operator
+from mdf.ownership import claim
 from mdf.plugins import Plugins, load_plugins
 from mdf.recipe import Recipe, StageSpec, build_component, build_operator
 
@@ -45,6 +46,7 @@ def prepare(recipe: Recipe, plugins: Plugins | None = None) -> Plan:
     shards = [dataclasses.replace(s, index=i) for i, s in enumerate(reader.shards())]
     rows = recipe.executor.batch_rows
     plan = Plan(recipe, plugins, reader, shards, rows if isinstance(rows, int) else 0)
+    preflight(plan)  # output folders, and the columns operators read against the input's schema
     if rows == "auto":  # sized from a random sample of the data itself (mdf.partition)
         from mdf.partition import resolve_auto
 
@@ -100,17 +102,24 @@ class Outputs:
             self.rejected.close()
 
 
-def run_recipe(recipe: Recipe, progress: Any = None, plugins: Plugins | None = None) -> RunMetrics:
-    """Plan and run a recipe with the executor it names; write ``metrics.json`` beside the output."""
+def run_recipe(
+    recipe: Recipe, progress: Any = None, plugins: Plugins | None = None, overwrite: bool = False
+) -> RunMetrics:
+    """Plan, claim the output folders (:mod:`mdf.ownership`: lock, fingerprint, ``--overwrite``/``--resume``),
+    run with the executor the recipe names, then publish (``_mdf/metrics.json``, swap of a staged output)."""
     from mdf.executor.inline import InlineExecutor
 
-    plan = prepare(recipe, plugins)
-    if recipe.executor.type == "ray":
-        from mdf.executor.ray import RayExecutor
+    owned = claim(prepare(recipe, plugins), overwrite)
+    try:
+        plan = owned.plan
+        if recipe.executor.type == "ray":
+            from mdf.executor.ray import RayExecutor
 
-        executor: Any = RayExecutor(plan)
-    else:
-        executor = InlineExecutor(plan)
-    metrics = executor.run(progress)
-    metrics.write_json(os.path.join(plan.output_dir, "metrics.json"))
+            executor: Any = RayExecutor(plan)
+        else:
+            executor = InlineExecutor(plan)
+        metrics = executor.run(progress)
+        owned.finish(metrics)
+    finally:
+        owned.release()
     return metrics

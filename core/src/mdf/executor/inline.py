@@ -14,11 +14,14 @@ from typing import Any
 
 import pyarrow as pa
 
+from mdf.damage import damaged_entries, note_damage
 from mdf.executor.base import Outputs, Plan, build_stage, run_chain
+from mdf.executor.failures import in_stage
 from mdf.executor.passes import attach_state, run_passes
 from mdf.metrics import RunMetrics, count_reasons
 from mdf.operators import BatchContext, split_rejected
 from mdf.state import Checkpoint, KeyState
+from mdf.tally import totals
 
 
 class InlineExecutor:
@@ -50,10 +53,12 @@ class InlineExecutor:
                     rejected = [rej] if rej is not None else []
                     if rej is not None:
                         count_reasons(rej, metrics.reader_reasons)
+                        note_damage(metrics, damaged_entries(rej), plan.recipe.on_damaged_input == "fail")
                     ctx = BatchContext(shard.id, index, offset, shard.index)
                     kept, more = batch, []
-                    for ops in stages:  # stage by stage, as Ray runs them (filters fuse within a stage only)
-                        kept, rej_stage = run_chain(ops, kept, ctx, keep_rejected)
+                    for spec, ops in zip(plan.recipe.stages, stages, strict=True):  # stage by stage, as on Ray
+                        with in_stage(spec.name):  # (filters fuse within a stage only)
+                            kept, rej_stage = run_chain(ops, kept, ctx, keep_rejected)
                         more += rej_stage
                     offset += batch.num_rows
                     rejected += more
@@ -68,9 +73,10 @@ class InlineExecutor:
                     f.result()
                 pending.clear()
                 io_pool.submit(outputs.commit, shard.id).result()
-                if checkpoint is not None:
-                    checkpoint.shard_done(shard.id)
+                if checkpoint is not None:  # one shard at a time: the counts so far are the committed ones
+                    checkpoint.shard_done(shard.id, totals(metrics, [op.metrics for ops in stages for op in ops]))
         except BaseException:
+            io_pool.shutdown(wait=True)  # a write still running on a file that close() closes crashes Arrow
             outputs.close()
             raise
         finally:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from mdf import tally
 from mdf.deduplicator import Deduplicator
 from mdf.executor.base import Plan
 from mdf.metrics import RunMetrics
@@ -78,15 +79,22 @@ def run_passes(plan: Plan, run_pass: RunPass, make_state: Callable[[int], KeySta
         clusters = state.finalize(ns)
         passes.append({"collect": ns, "rows_read": m.rows_read, "wall_s": round(time.perf_counter() - start, 3)})
         passes[-1].update(clusters)
-    checkpoint = Checkpoint(plan.output_dir, state, spec.snapshot_every_s, plan.recipe.executor.resume)
+    resume = plan.recipe.executor.resume
+    checkpoint = Checkpoint(plan.output_dir, state, spec.snapshot_every_s, resume, plan.extra.get("fingerprint"))
     done = checkpoint.load()
     final = dataclasses.replace(plan, shards=[s for s in plan.shards if s.id not in done]) if done else plan
     metrics = run_pass(final, state, checkpoint, progress)
     checkpoint.save()
     if passes:
         metrics.extra["passes"] = passes
-    if done:
-        metrics.extra["resumed_skipped_shards"] = len(done)
+    if done:  # the whole run: the restored shards' counts plus this run's
+        tally.restore(metrics, checkpoint.restored)
+        metrics.shards = len(plan.shards)
+        metrics.extra["resumed"] = {
+            "skipped_shards": len(done),
+            "restored_rows_read": checkpoint.restored.get("rows_read", 0),
+            "this_run_shards": len(final.shards),
+        }
     if state is not None:
         metrics.extra["key_state"] = state.stats()
         metrics.extra["key_state_snapshots"] = checkpoint.snapshots

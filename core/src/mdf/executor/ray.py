@@ -23,12 +23,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from mdf.damage import note_damage
 from mdf.executor import actors
 from mdf.executor.base import Plan
+from mdf.executor.failures import local_error
 from mdf.executor.passes import run_passes
 from mdf.executor.placement import actor_options, connect, fuse_groups, plan_replicas
 from mdf.metrics import OperatorMetrics, RunMetrics
 from mdf.state import Checkpoint, KeyState
+from mdf.tally import ShardTally
 
 
 @dataclass
@@ -70,12 +73,15 @@ class RayExecutor:
         self._passes = 0
 
     def run(self, progress: Any = None) -> RunMetrics:
+        output = self.plan.output_dir  # the writer's: collect passes (self.plan later) write nothing
         session = self._session = connect(self.plan.recipe.executor, self.plan.output_dir)
         self._pipe: Pipeline | None = None
         self._state: KeyState | None = None
         self._run_id = f"mdf-{int(time.time() * 1000) % 10**10}"
         try:
             return run_passes(self.plan, self._run_pass, self._make_state, progress)
+        except Exception as exc:  # a remote failure reads as one line, its traceback goes to the log file
+            raise local_error(exc, output) from None
         finally:
             self._teardown()
             if self._state is not None:
@@ -188,6 +194,7 @@ class RayExecutor:
         expected: dict[str, int] = {}
         written: dict[str, int] = defaultdict(int)
         commits: dict[Any, str] = {}  # commit ref -> shard: a shard is done (checkpoint) when its ref is
+        tally = ShardTally()  # per-shard counts, so a checkpoint holds exactly the committed shards' counts
         try:
             while next_call or queued or in_flight:
                 while queued and self._has_room(len(in_flight), bytes_in_flight, queued[0][1]["nbytes"]):
@@ -204,7 +211,7 @@ class RayExecutor:
                 ready, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0)
                 for ref in ready:
                     if ref in commits:
-                        self._committed(ref, commits.pop(ref), checkpoint)
+                        self._committed(ref, commits.pop(ref), checkpoint, tally)
                         continue
                     if ref in in_flight:
                         chain = in_flight.pop(ref)
@@ -212,6 +219,7 @@ class RayExecutor:
                         for actor in chain.replicas:
                             pipe.load[actor] -= 1
                         result = ray.get(ref)
+                        tally.result(chain.shard, result)
                         metrics.rows_written += result["rows_written"]
                         metrics.rows_rejected += result["rows_rejected"]
                         for k, m in enumerate(result["operators"]):
@@ -237,11 +245,13 @@ class RayExecutor:
                     metrics.batches += 1
                     for k, v in meta["reader_reasons"].items():
                         metrics.reader_reasons[k] = metrics.reader_reasons.get(k, 0) + v
+                    tally.read(meta["shard"], meta)
+                    note_damage(metrics, meta.get("damaged"), plan.recipe.on_damaged_input == "fail")
                     queued.append((loader, meta, payload_ref))
                 if progress is not None:
                     progress.update_counts(metrics)
             for ref, shard in commits.items():
-                self._committed(ref, shard, checkpoint)
+                self._committed(ref, shard, checkpoint, tally)
         except BaseException:
             for w in pipe.writers:
                 w.abort_all.remote()
@@ -255,12 +265,13 @@ class RayExecutor:
         return metrics
 
     @staticmethod
-    def _committed(ref: Any, shard: str, checkpoint: Checkpoint | None) -> None:
+    def _committed(ref: Any, shard: str, checkpoint: Checkpoint | None, tally: ShardTally) -> None:
         import ray
 
         ray.get(ref)  # surfaces a failed commit
+        committed = tally.commit(shard)
         if checkpoint is not None:
-            checkpoint.shard_done(shard)
+            checkpoint.shard_done(shard, committed)
 
     def _has_room(self, chains: int, nbytes: int, next_bytes: int) -> bool:
         if chains >= self.max_in_flight:

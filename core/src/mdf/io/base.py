@@ -72,7 +72,15 @@ class Reader(Component):
 
     @abstractmethod
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        """Yield the shard's records in file order as batches of at most ``batch_rows`` rows."""
+        """Yield the shard's records in file order as batches of at most ``batch_rows`` rows.
+
+        Damage (a stream cut short, a page that fails to decode) is not an exception: yield the rows read
+        before it, then :func:`damaged_input_batch`, and stop reading the shard."""
+
+    def schema(self, shards: list[Shard]) -> pa.Schema | None:
+        """The schema the batches will have, read cheaply (footers, a sample), so operators' declared columns
+        are checked before any work; ``None`` when the reader cannot tell (the check is then skipped)."""
+        return None
 
 
 class Writer(Component, ABC):

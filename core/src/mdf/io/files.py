@@ -30,6 +30,7 @@ class _Piece:
 @dataclass
 class _ShardOut:
     pieces: list[_Piece] = field(default_factory=list)
+    empty_schema: pa.Schema | None = None  # of a row-less batch, for a shard that keeps no row at all
 
 
 class PartFiles(Writer):
@@ -57,6 +58,10 @@ class PartFiles(Writer):
 
     def write(self, batch: pa.RecordBatch, shard_id: str) -> None:
         out = self._open_shards.setdefault(shard_id, _ShardOut())
+        if batch.num_rows == 0:  # e.g. what is left of a batch of reader rejections: no rows, other columns
+            if out.empty_schema is None or "_raw" in out.empty_schema.names:
+                out.empty_schema = batch.schema
+            return
         piece = out.pieces[-1] if out.pieces else None
         if piece is not None and not batch.schema.equals(piece.schema):
             cast = _conform(batch, piece.schema)
@@ -78,6 +83,8 @@ class PartFiles(Writer):
         out = self._open_shards.pop(shard_id, None)
         if out is None:
             return []
+        if not out.pieces and out.empty_schema is not None:  # nothing kept: an empty part file, as before
+            out.pieces.append(self._new_piece(shard_id, 0, out.empty_schema))
         for piece in out.pieces:
             self._close(piece.handle)
             os.replace(piece.tmp, piece.final)

@@ -9,86 +9,136 @@ pays for the slow path.
 from __future__ import annotations
 
 import base64
-import gzip
 import io
 import json
 import os
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import IO, Any
 
 import pyarrow as pa
 import pyarrow.json as pajson
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from mdf.errors import InputError
-from mdf.io.base import Reader, Shard
+from mdf.io.base import Reader, Shard, damaged_input_batch
 from mdf.io.files import PartFiles
+from mdf.io.jsonl_schema import extend, infer_schema, parse_type
 from mdf.io.sharding import expand_paths, shard_ids
+from mdf.io.streams import COMPRESSED, DamagedStream, open_stream, sample_lines
 from mdf.metrics import REASON
 from mdf.operators import Params
 
-
-def open_stream(path: str, mode: str = "rb", compression: str | None = None) -> IO[bytes]:
-    """Open a plain, gzip or zstd file as a binary stream; ``compression`` defaults to the file's extension."""
-    if compression is None:
-        compression = "gz" if path.endswith(".gz") else "zst" if path.endswith((".zst", ".zstd")) else "none"
-    if compression == "gz":
-        return gzip.open(path, mode)  # type: ignore[return-value]
-    if compression == "zst":
-        import zstandard
-
-        raw = open(path, mode)  # noqa: SIM115 - the returned stream owns it
-        if "r" in mode:
-            return zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)  # type: ignore[return-value]
-        return zstandard.ZstdCompressor(level=3).stream_writer(raw, closefd=True)  # type: ignore[return-value]
-    return open(path, mode)
+EXTENSIONS = (".jsonl", ".ndjson", ".json", *(f"{e}{c}" for e in (".jsonl", ".ndjson", ".json") for c in COMPRESSED))
 
 
 class JsonlReader(Reader):
-    """Reads JSON Lines (.jsonl, .jsonl.gz, .jsonl.zst); bad lines go to rejected with their reason."""
+    """Reads JSON Lines (.jsonl, .jsonl.gz, .jsonl.zst); bad lines go to rejected with their reason.
+
+    Column types come from ``columns`` when it gives them, else from a sample of lines across each file; a
+    record that does not fit them is rejected alone. A compressed file cut short or holding a bad frame yields
+    the rows before the damage and one ``reader:damaged_input`` row naming the file and the byte offset."""
 
     name = "jsonl"
 
     class Params(Params):
-        paths: list[str] = Field(min_length=1, description="files, folders or globs ('**' allowed)")
-        columns: list[str] | None = Field(None, description="fields to keep (missing ones read as null)")
+        paths: list[str] = Field(min_length=1, description="files, folders (their JSONL files) or globs")
+        columns: list[str] | dict[str, str] | None = Field(
+            None, description="fields to keep (missing ones read as null), or {field: type} to also fix types"
+        )
         block_bytes: int = Field(8 << 20, ge=1 << 16, description="bytes parsed at once")
         bytes_per_shard: int = Field(0, ge=0, description="cut uncompressed files into byte ranges (0 = file)")
 
+        @field_validator("columns")
+        @classmethod
+        def _types(cls, value: Any) -> Any:
+            if isinstance(value, dict):
+                for name, type_name in value.items():
+                    try:
+                        parse_type(str(type_name))
+                    except ValueError as exc:
+                        raise ValueError(f"column {name!r}: {exc}") from None
+            return value
+
     def shards(self) -> list[Shard]:
-        files = expand_paths(self.params.paths)
+        files = expand_paths(self.params.paths, extensions=EXTENSIONS)
         out: list[Shard] = []
         step = self.params.bytes_per_shard
         for path, sid in zip(files, shard_ids(files), strict=True):
             size = os.path.getsize(path)
-            if step and size > step and not path.endswith((".gz", ".zst", ".zstd")):
+            if step and size > step and not path.endswith(COMPRESSED):
                 for i, start in enumerate(range(0, size, step)):
                     out.append(Shard(f"{sid}-b{i:05d}", path, size, start, min(start + step, size)))
             else:
                 out.append(Shard(sid, path, size))
         return out
 
+    def schema(self, shards: list[Shard]) -> pa.Schema | None:
+        """The schema batches will have, as far as a sample of the first file with records tells (empty or
+        unreadable files say nothing); ``None`` when no file among the first few has a record."""
+        schema = None
+        for path in list(dict.fromkeys(s.path for s in shards))[:8]:
+            sampled = self.file_schema(path)
+            if len(sampled):
+                schema = sampled
+                break
+        cols = self.params.columns
+        if not cols:
+            return schema
+        return pa.schema([pa.field(c, self._type_of(c, schema or pa.schema([]))) for c in cols])
+
+    def file_schema(self, path: str) -> pa.Schema:
+        """Types every block of ``path`` is parsed against: ``columns``' types, else a sample's majority types."""
+        try:
+            sampled = _sampled_schema(path, os.path.getmtime(path))
+        except OSError as exc:
+            raise InputError(f"cannot read JSONL file {path}: {exc}") from exc
+        cols = self.params.columns
+        if isinstance(cols, dict):
+            given = {c: parse_type(str(t)) for c, t in cols.items()}
+            return pa.schema([*given.items(), *[f for f in sampled if f.name not in given]])
+        return sampled
+
+    def _type_of(self, column: str, schema: pa.Schema) -> pa.DataType:
+        i = schema.get_field_index(column)
+        return schema.field(i).type if i >= 0 else pa.null()
+
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        schema: pa.Schema | None = None
+        schema = self.file_schema(shard.path)
+        cols = self.params.columns
+        keep = list(cols) if cols else None
         try:
             for block in _line_blocks(shard, self.params.block_bytes):
-                table, rejected = _parse_block(block, schema, shard)
+                table, rejected = _parse_block(block, schema, shard, keep)
                 if table is not None and table.num_rows:
-                    if schema is None:  # later blocks parse against it; null-typed fields stay free
-                        schema = pa.schema([f for f in table.schema if not pa.types.is_null(f.type)])
-                    table = self._project(table)
+                    schema = extend(schema, table.schema)  # later blocks type new fields the same way
+                    table = self._project(table, schema)
                     yield from table.to_batches(max_chunksize=batch_rows)
                 if rejected is not None:
                     yield rejected
+        except DamagedStream as exc:
+            yield damaged_input_batch(shard, exc.offset, exc.message)
         except OSError as exc:
             raise InputError(f"cannot read JSONL file {shard.path}: {exc}") from exc
 
-    def _project(self, table: pa.Table) -> pa.Table:
+    def _project(self, table: pa.Table, schema: pa.Schema) -> pa.Table:
         cols = self.params.columns
         if not cols:
             return table
-        arrays = [table.column(c) if c in table.column_names else pa.nulls(table.num_rows, pa.string()) for c in cols]
-        return pa.Table.from_arrays(arrays, names=cols)
+        arrays = []
+        for c in cols:
+            if c in table.column_names:
+                arrays.append(table.column(c))
+            else:
+                t = self._type_of(c, schema)
+                arrays.append(pa.nulls(table.num_rows, pa.string() if pa.types.is_null(t) else t))
+        return pa.Table.from_arrays(arrays, names=list(cols))
+
+
+@lru_cache(maxsize=64)
+def _sampled_schema(path: str, mtime: float) -> pa.Schema:
+    """One sample per file (and version of it), shared by every byte-range shard of the file."""
+    return infer_schema(sample_lines(path))
 
 
 def _line_blocks(shard: Shard, block_bytes: int) -> Iterator[bytes]:
@@ -122,18 +172,28 @@ def _line_blocks(shard: Shard, block_bytes: int) -> Iterator[bytes]:
             yield data[: cut + 1]
 
 
-def _parse_block(block: bytes, schema: pa.Schema | None, shard: Shard) -> tuple[pa.Table | None, pa.RecordBatch | None]:
-    opts = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer")
+def _parse_block(
+    block: bytes, schema: pa.Schema | None, shard: Shard, keep: list[str] | None = None
+) -> tuple[pa.Table | None, pa.RecordBatch | None]:
+    """Parse a block of lines with Arrow against ``schema``; only when that fails, line by line.
+
+    With ``keep`` (the recipe's ``columns``) fields outside it are ignored once every kept field is typed."""
+    if schema is not None and keep:
+        schema = pa.schema([f for f in schema if f.name in keep])
+    ignore = keep is not None and schema is not None and set(keep) <= set(schema.names)
+    opts = pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore" if ignore else "infer")
     try:
         table = pajson.read_json(
             io.BytesIO(block), read_options=pajson.ReadOptions(block_size=len(block) + 1), parse_options=opts
         )
         return table, None
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return _parse_lines(block, schema, shard)
+        return _parse_lines(block, schema, shard, keep)
 
 
-def _parse_lines(block: bytes, schema: pa.Schema | None, shard: Shard) -> tuple[pa.Table | None, pa.RecordBatch]:
+def _parse_lines(
+    block: bytes, schema: pa.Schema | None, shard: Shard, keep: list[str] | None = None
+) -> tuple[pa.Table | None, pa.RecordBatch]:
     """Slow path for a block that failed: sort lines into good records and rejected raw lines with reasons."""
     good: list[dict[str, Any]] = []
     raw: list[str] = []
@@ -157,7 +217,7 @@ def _parse_lines(block: bytes, schema: pa.Schema | None, shard: Shard) -> tuple[
             raw.append(text)
             reasons.append(f"reader:not_an_object: {type(obj).__name__}")
             continue
-        good.append(obj)
+        good.append({k: obj[k] for k in keep if k in obj} if keep else obj)
         raw.append(text)
         reasons.append("")
     table = _rows_to_table(good, schema, raw, reasons)

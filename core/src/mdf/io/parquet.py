@@ -15,14 +15,20 @@ import pyarrow.parquet as pq
 from pydantic import Field
 
 from mdf.errors import InputError, RecipeError
-from mdf.io.base import Reader, Shard
+from mdf.io.base import Reader, Shard, damaged_input_batch
 from mdf.io.files import PartFiles
 from mdf.io.sharding import expand_paths, shard_ids
 from mdf.operators import Params
 
+_UNREADABLE = (FileNotFoundError, PermissionError, IsADirectoryError)  # the machine's problem, not the file's
+EXTENSIONS = (".parquet", ".parq", ".pq")
+
 
 class ParquetReader(Reader):
-    """Reads Parquet files (globs, folders), streaming row groups; optional column projection."""
+    """Reads Parquet files (globs, folders), streaming row groups; optional column projection.
+
+    A file whose footer or a page fails to decode yields the rows before the damage and one
+    ``reader:damaged_input`` row (file, byte offset, Arrow's message) instead of failing the run."""
 
     name = "parquet"
 
@@ -32,10 +38,13 @@ class ParquetReader(Reader):
         row_groups_per_shard: int = Field(0, ge=0, description="cut files into shards of N row groups (0 = file)")
 
     def shards(self) -> list[Shard]:
-        files = expand_paths(self.params.paths)
+        files = expand_paths(self.params.paths, extensions=EXTENSIONS)
         out: list[Shard] = []
         for path, sid in zip(files, shard_ids(files), strict=True):
             meta = self._metadata(path)
+            if meta is None:  # damaged footer: read() yields its one damaged-input row
+                out.append(Shard(sid, path, os.path.getsize(path), rows=1))
+                continue
             n = self.params.row_groups_per_shard
             if n and meta.num_row_groups > n:
                 for start in range(0, meta.num_row_groups, n):
@@ -46,11 +55,13 @@ class ParquetReader(Reader):
                 out.append(Shard(sid, path, os.path.getsize(path), rows=meta.num_rows))
         return out
 
-    def _metadata(self, path: str) -> pq.FileMetaData:
+    def _metadata(self, path: str) -> pq.FileMetaData | None:
         try:
             meta = pq.read_metadata(path)
-        except (OSError, pa.ArrowException) as exc:
+        except _UNREADABLE as exc:
             raise InputError(f"cannot read Parquet file {path}: {exc}") from exc
+        except (OSError, pa.ArrowException):
+            return None
         if self.params.columns:
             names = set(meta.schema.to_arrow_schema().names)
             missing = [c for c in self.params.columns if c not in names]
@@ -61,15 +72,47 @@ class ParquetReader(Reader):
                 )
         return meta
 
+    def schema(self, shards: list[Shard]) -> pa.Schema | None:
+        """The first readable file's schema (its footer), projected to ``columns``: for column checks."""
+        for shard in shards[:8]:
+            try:
+                schema = pq.read_schema(shard.path)
+            except (OSError, pa.ArrowException):
+                continue
+            cols = self.params.columns
+            return pa.schema([schema.field(c) for c in cols]) if cols else schema
+        return None
+
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
         try:
             # pre_buffer=False: Arrow's read-ahead coalesces up to 32 MB per file, memory that batch_rows (and
             # the partition planner) cannot see; on local disks it buys nothing measurable
             pf = pq.ParquetFile(shard.path, pre_buffer=False, buffer_size=1 << 20)
-            groups = None if shard.start is None else list(range(shard.start, shard.stop or shard.start))
-            yield from pf.iter_batches(batch_size=batch_rows, row_groups=groups, columns=self.params.columns)
-        except (OSError, pa.ArrowException) as exc:
+        except _UNREADABLE as exc:
             raise InputError(f"cannot read Parquet file {shard.path}: {exc}") from exc
+        except (OSError, pa.ArrowException) as exc:
+            yield damaged_input_batch(shard, max(shard.size - 8, 0), f"parquet footer: {exc}")
+            return
+        meta = pf.metadata
+        groups = range(meta.num_row_groups) if shard.start is None else range(shard.start, shard.stop or shard.start)
+        for g in groups:  # one row group at a time, so damage is located and the rows before it kept
+            try:
+                yield from pf.iter_batches(batch_size=batch_rows, row_groups=[g], columns=self.params.columns)
+            except _UNREADABLE as exc:
+                raise InputError(f"cannot read Parquet file {shard.path}: {exc}") from exc
+            except (OSError, pa.ArrowException) as exc:
+                yield damaged_input_batch(shard, _group_offset(meta, g), f"parquet row group {g}: {exc}")
+                return
+
+
+def _group_offset(meta: pq.FileMetaData, group: int) -> int | None:
+    """Byte offset where row group ``group``'s first page starts."""
+    rg = meta.row_group(group)
+    offsets = []
+    for c in range(rg.num_columns):
+        col = rg.column(c)
+        offsets.append(col.dictionary_page_offset if col.has_dictionary_page else col.data_page_offset)
+    return min(offsets) if offsets else None
 
 
 class ParquetWriter(PartFiles):

@@ -19,6 +19,7 @@ class NoopRefiner(Refiner):
     """Return the batch unchanged (measures executor overhead)."""
 
     name = "noop_refiner"
+    writes = {}  # adds no column
 
     def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         return batch
@@ -28,6 +29,7 @@ class DelayRefiner(Refiner):
     """Sleep seconds_per_batch + seconds_per_row x rows, then return the batch (simulates a slow stage)."""
 
     name = "delay_refiner"
+    writes = {}  # adds no column
 
     class Params(Params):
         seconds_per_batch: float = Field(0.0, ge=0, description="sleep per batch")

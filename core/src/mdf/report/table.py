@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from mdf.damage import describe
 from mdf.metrics import RunMetrics
 
 
@@ -22,6 +23,8 @@ def _startup(m: RunMetrics) -> str:
 def metrics_table(m: RunMetrics) -> Table:
     rate = m.rows_read / m.wall_s if m.wall_s > 0 else 0.0
     check = "balanced" if m.balanced else "MISMATCH"
+    if m.damaged:
+        check += f"; [bold red]{len(m.damaged)} DAMAGED INPUT FILE(S), see below[/]"
     table = Table(
         title=f"mdf run ({m.executor}): {m.rows_read:,} read -> {m.rows_written:,} kept + {m.rows_rejected:,} "
         f"rejected ({check}) in {m.wall_s:.2f}s ({rate:,.0f} rec/s{_startup(m)})",
@@ -44,7 +47,12 @@ def metrics_table(m: RunMetrics) -> Table:
                 f"{op.time_s:.3f}",
                 f"{op.rows_per_s:,.0f}",
             )
-    lines = []
+    lines = [f"[red]damaged input: {describe(e)}[/]" for e in m.damaged[:20]]
+    if len(m.damaged) > 20:
+        lines.append(f"[red]... and {len(m.damaged) - 20} more damaged files (metrics.json lists all)[/]")
+    resumed = m.extra.get("resumed")
+    if resumed:
+        lines.append(f"resumed: {resumed['skipped_shards']} shard(s) restored from the earlier run, counts included")
     stats = m.extra.get("stage_stats")
     if stats:
         parts = [f"{s['name']} x{s['replicas']} busy {s['utilisation']:.0%}" for s in stats]

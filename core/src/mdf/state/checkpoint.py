@@ -1,7 +1,8 @@
 """Run progress on disk, so ``mdf run --resume`` continues a killed run instead of starting over.
 
-Under ``<output>/_state/`` a run keeps ``manifest.json`` (the shards whose part files are committed, and the
-key-state snapshot that goes with them) and the snapshot files themselves (one per bucket). A snapshot is
+Under ``<output>/_mdf/state/`` a run keeps ``manifest.json`` (the run's fingerprint, the shards whose part files
+are committed with their counts (:mod:`mdf.tally`), and the key-state snapshot that goes with them) and the
+snapshot files themselves (one per bucket). A snapshot is
 taken when a shard completes, at most every ``snapshot_every_s`` seconds; the manifest is replaced atomically
 after every bucket has written its file, so a crash at any moment leaves the previous consistent pair.
 
@@ -20,16 +21,23 @@ import shutil
 import time
 from typing import Any
 
+from mdf import layout, tally
+
 MANIFEST = "manifest.json"
 FORMAT = 1
 
 
 class Checkpoint:
-    def __init__(self, output_dir: str, state: Any, every_s: float, resume: bool) -> None:
-        self.dir = os.path.join(output_dir, "_state")
+    def __init__(
+        self, output_dir: str, state: Any, every_s: float, resume: bool, fingerprint: str | None = None
+    ) -> None:
+        self.dir = str(layout.state_dir(output_dir))
         self.state = state
         self.every_s = every_s
         self.resume = resume
+        self.fingerprint = fingerprint
+        self.restored: tally.Totals = tally.empty()  # counts of the shards a previous run committed
+        self.totals: tally.Totals = tally.empty()  # this run's committed counts
         self.completed: list[str] = []
         self.generation = 0
         self.snapshots = 0
@@ -47,12 +55,16 @@ class Checkpoint:
             manifest = json.load(f)
         self.completed = list(manifest["completed"])
         self.generation = manifest["generation"]
+        self.restored = manifest.get("totals") or tally.empty()
         if self.state is not None and manifest["buckets"]:
             self.state.restore([os.path.join(self.dir, p) for p in manifest["buckets"]])
         return set(self.completed)
 
-    def shard_done(self, shard_id: str) -> None:
+    def shard_done(self, shard_id: str, totals: tally.Totals | None = None) -> None:
+        """``shard_id``'s part files are committed; ``totals``: this run's counts of its committed shards."""
         self.completed.append(shard_id)
+        if totals is not None:
+            self.totals = totals
         if self.state is None or time.monotonic() - self._last >= self.every_s:
             self.save()
 
@@ -64,8 +76,10 @@ class Checkpoint:
             self.snapshots += 1
         manifest: dict[str, Any] = {
             "format": FORMAT,
+            "fingerprint": self.fingerprint,
             "generation": self.generation,
             "completed": self.completed,
+            "totals": tally.merge(self.restored, self.totals),
             "buckets": [os.path.basename(p) for p in paths],
         }
         tmp = os.path.join(self.dir, f"{MANIFEST}.tmp")

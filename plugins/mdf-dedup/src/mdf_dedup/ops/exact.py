@@ -19,6 +19,7 @@ class ExactDedup(Deduplicator):
     """
 
     name = "exact_dedup"
+    reads = {"column": "string|binary"}
     requires = {"mdf_kernels": "mdf-kernels"}
 
     class Params(DedupParams):

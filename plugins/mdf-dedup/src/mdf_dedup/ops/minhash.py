@@ -22,6 +22,7 @@ class MinHashDedup(Deduplicator):
     """
 
     name = "minhash_dedup"
+    reads = {"column": "string"}
     requires = {"mdf_kernels": "mdf-kernels"}
 
     class Params(DedupParams):

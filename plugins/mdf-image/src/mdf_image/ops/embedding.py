@@ -33,6 +33,8 @@ class ImageEmbeddingRefiner(Refiner):
     """Add an L2-normalised embedding (fixed-size list of float32) from a local CLIP-style image encoder."""
 
     name = "image_embedding_refiner"
+    reads = {"column": "binary"}
+    writes = {"output_column": "list"}
     requires = {"torch": "torch", "transformers": "transformers", "PIL": "pillow"}
 
     class Params(Params):

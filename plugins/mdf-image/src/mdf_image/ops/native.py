@@ -83,6 +83,11 @@ class KernelRefiner(Refiner):
     kernel_name: ClassVar[str] = ""
     columns: ClassVar[tuple[str, ...]] = ()
     requires = KERNELS
+    reads: ClassVar[dict[str, str]] = {"column": "binary"}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.writes = dict.fromkeys(cls.columns, "any")  # the kernel's result fields (types: the kernel's)
 
     def setup(self) -> None:
         self._kernel = kernel(self.kernel_name)

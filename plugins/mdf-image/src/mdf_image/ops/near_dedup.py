@@ -30,6 +30,7 @@ class ImageNearDedup(Deduplicator):
     """
 
     name = "image_near_dedup"
+    reads = {"hash_columns": "integer"}
     requires = {"mdf_kernels": "mdf-kernels"}
 
     class Params(DedupParams):

@@ -14,6 +14,7 @@ class TextLengthFilter(Filter):
 
     name = "text_length_filter"
     fusable = True  # decides each row from that row alone
+    reads = {"column": "string|binary"}
 
     class Params(Params):
         column: str = Field("text", description="string column to measure")

@@ -79,6 +79,7 @@ class UrlFilter(Filter):
 
     name = "url_filter"
     fusable = True  # decides each row from that row alone
+    reads = {"column": "string"}
 
     class Params(Params):
         column: str = Field("url", description="string column holding the URL")

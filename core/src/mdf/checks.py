@@ -1,0 +1,89 @@
+"""Checks against the input before any work: output folders, and the columns operators read.
+
+Each operator declares the columns it reads and the types it accepts (:attr:`mdf.Operator.reads`); here they
+are followed through the recipe against the reader's schema (Parquet footers, a JSONL sample), adding the
+columns refiners declare they write. A missing column or a wrong type fails ``validate`` and ``run`` with exit 2
+and the YAML path of the parameter that names the column, instead of a ``KeyError`` halfway through a run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from mdf.errors import RecipeError
+from mdf.ownership import check_output_paths
+
+_is_string_view = getattr(pa.types, "is_string_view", lambda t: False)
+_FAMILIES = {
+    "string": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t),
+    "binary": lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t),
+    "integer": pa.types.is_integer,
+    "float": pa.types.is_floating,
+    "number": lambda t: pa.types.is_integer(t) or pa.types.is_floating(t),
+    "bool": pa.types.is_boolean,
+    "list": lambda t: pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t),
+    "struct": pa.types.is_struct,
+    "any": lambda t: True,
+}
+
+
+def preflight(plan: Any) -> None:
+    """Everything about outputs and columns that can be known before reading data; RecipeError (exit 2)."""
+    check_output_paths(plan.recipe)
+    check_columns(plan)
+
+
+def accepts(family: str, dtype: pa.DataType | str) -> bool:
+    """Whether ``dtype`` (an Arrow type, or a family a refiner declared) is one of ``family``'s ``|`` parts."""
+    parts = [p.strip() for p in family.split("|")]
+    if isinstance(dtype, str):
+        if dtype == "any":
+            return True  # a refiner declared the column but not its type
+        return "any" in parts or dtype in parts or (dtype in ("integer", "float") and "number" in parts)
+    if pa.types.is_null(dtype):
+        return True  # all-null in the sample: the type is not known yet
+    return any(_FAMILIES[p](dtype) for p in parts if p in _FAMILIES)
+
+
+def declared(cls: Any, params: Any, attr: str) -> list[tuple[str, str, str]]:
+    """``(key, column, types)`` of an operator's ``reads`` or ``writes`` with its parameters filled in."""
+    out = []
+    for key, types in (getattr(cls, attr) or {}).items():
+        value = getattr(params, key) if key in cls.Params.model_fields else key
+        for column in value if isinstance(value, list | tuple) else [value]:
+            if column:
+                out.append((key, str(column), types))
+    return out
+
+
+def check_columns(plan: Any) -> None:
+    schema = plan.reader.schema(plan.shards)
+    if schema is None:
+        return
+    columns: dict[str, pa.DataType | str] = {f.name: f.type for f in schema}
+    source = ", ".join(schema.names) or "none"
+    for i, stage in enumerate(plan.recipe.stages):
+        for j, spec in enumerate(stage.operators):
+            cls = plan.plugins.operators.get(spec.name)
+            params = cls.Params(**spec.params)
+            path = f"stages[{i}].operators[{j}]"
+            for key, column, types in declared(cls, params, "reads"):
+                where = f"{path}.{key}" if key in cls.Params.model_fields else path
+                if column not in columns:
+                    raise RecipeError(
+                        f"{spec.name} reads column '{column}', which the input does not have (input columns: "
+                        f"{source}); name an existing column or add it to reader.columns",
+                        where,
+                    )
+                if not accepts(types, columns[column]):
+                    raise RecipeError(
+                        f"{spec.name} reads column '{column}' as {types}, but it is {columns[column]} in the "
+                        f"input; name a {types} column or cast it upstream",
+                        where,
+                    )
+            if cls.writes is None:
+                return  # a refiner that does not say what it adds: the schema after it is unknown
+            for _, column, types in declared(cls, params, "writes"):
+                columns[column] = types

@@ -1,0 +1,382 @@
+"""A run owns its output folders: an OS lock, a fingerprint, and no mixing with an earlier run's files.
+
+Every folder a run writes (``writer.path`` and ``rejected.path``) is claimed before any work:
+
+* **Lock.** ``fcntl.flock`` on ``<folder>/_mdf/lock`` for the whole run; the kernel drops it when the process
+  dies, even by SIGKILL, so a stale lock never blocks the next run. A second run on the folder exits 2 naming
+  the holder (pid, host, start time) written in the lock file.
+* **Fingerprint.** The recipe after overrides (without ``executor`` and ``on_damaged_input``: how to run does
+  not change what is written) and the input listing (path, size, mtime), written to ``_mdf/run.json`` before
+  any data and into the checkpoint manifest. ``--resume`` continues only a run with the same fingerprint and
+  otherwise says what changed.
+* **Non-empty folders are refused** (Spark's ``errorifexists``): exit 2 naming ``--overwrite`` and ``--resume``.
+* **``--overwrite`` never mixes and never loses the old output early.** The new output is built in a hidden
+  sibling (``.<name>.mdf-staging``) and swapped with the old folder in one ``renameat2(RENAME_EXCHANGE)`` when
+  the run succeeds; then the old one is deleted. A SIGKILL before the swap leaves the old output untouched (and
+  the staging folder resumable with ``--resume``); after it, the new one. We chose staging over "move the old
+  output aside first" because an interrupted or mistaken ``--overwrite`` then costs nothing, at the price of
+  disk for both outputs until the swap. A swap interrupted between two folders (writer, then rejected) is
+  rolled forward by the next run on that output, from the ``ready`` marker written before swapping.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mdf import layout
+from mdf.errors import MdfError, RecipeError
+
+READY = "ready"
+
+
+class OutputError(MdfError):
+    """The output folder cannot be owned by this run (busy, not empty, different recipe); nothing was done."""
+
+    exit_code = 2
+
+
+def output_dirs(recipe: Any) -> list[tuple[str, str]]:
+    """``(role, path)`` of every folder the recipe writes: the writer's and the rejected writer's."""
+    out = []
+    for role, spec in (("writer", recipe.writer), ("rejected", recipe.rejected)):
+        if spec is not None and spec.type != "discard" and spec.params.get("path"):
+            out.append((role, str(spec.params["path"])))
+    return out
+
+
+def check_output_paths(recipe: Any) -> None:
+    """Exit 2 before any work when an output path is a file, cannot be written, or is shared by both outputs."""
+    dirs = output_dirs(recipe)
+    for role, path in dirs:
+        p = Path(path)
+        if p.exists() and not p.is_dir():
+            raise RecipeError(
+                f"'{path}' is a file; it must name a folder for the part files; choose a folder", f"{role}.path"
+            )
+        probe = p
+        while not probe.exists():
+            probe = probe.parent
+        if not probe.is_dir():
+            raise RecipeError(f"'{probe}' (in '{path}') is a file, so the folder cannot be created", f"{role}.path")
+        if not os.access(probe, os.W_OK | os.X_OK):
+            raise RecipeError(
+                f"cannot write to '{probe}' (permission denied); choose a folder you can write", f"{role}.path"
+            )
+    if len(dirs) == 2:
+        a, b = (Path(p).absolute() for _, p in dirs)
+        if a == b or a in b.parents or b in a.parents:
+            raise RecipeError(
+                f"'{dirs[1][1]}' overlaps writer.path '{dirs[0][1]}'; rejected rows would be read as output; "
+                "give rejected its own folder",
+                "rejected.path",
+            )
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a run is: the canonical recipe and the input listing, and their hash."""
+
+    recipe: dict[str, Any]
+    inputs: list[list[Any]]
+
+    @property
+    def sha(self) -> str:
+        blob = json.dumps({"recipe": self.recipe, "inputs": self.inputs}, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    @classmethod
+    def of(cls, plan: Any) -> Fingerprint:
+        # how to run (executor) and when to stop (on_damaged_input) do not change what is written
+        recipe = plan.recipe.model_dump(mode="json", exclude={"executor", "source", "on_damaged_input"})
+        for role, path in output_dirs(plan.recipe):
+            recipe[role]["path"] = os.path.abspath(path)
+        inputs = []
+        for path in dict.fromkeys(s.path for s in plan.shards):
+            try:
+                st = os.stat(path)
+                inputs.append([path, st.st_size, st.st_mtime_ns])
+            except OSError:
+                inputs.append([path, None, None])
+        return cls(recipe, inputs)
+
+    def changes(self, record: dict[str, Any]) -> str:
+        """What differs from a run record, in one line (the first few recipe keys, then input files)."""
+        parts = []
+        old, new = _flatten(record.get("recipe", {})), _flatten(self.recipe)
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                parts.append(f"{key}: {old.get(key)!r} -> {new.get(key)!r}")
+        if len(parts) > 3:
+            parts = [*parts[:3], f"{len(parts) - 3} more key(s)"]
+        before = {p: (s, m) for p, s, m in record.get("inputs", [])}
+        now = {p: (s, m) for p, s, m in self.inputs}
+        for what, names in (
+            ("added", [p for p in now if p not in before]),
+            ("removed", [p for p in before if p not in now]),
+            ("changed", [p for p in now if p in before and before[p] != now[p]]),
+        ):
+            if names:
+                parts.append(f"{len(names)} input file(s) {what} (e.g. {names[0]})")
+        return "; ".join(parts) or "the run record is unreadable"
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"stages[0].operators[1].min_length": 200, ...}``: YAML paths as the user writes them."""
+    out: dict[str, Any] = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == "params" and prefix.endswith("]"):
+                out.update(_flatten(v, prefix))
+            else:
+                out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value):
+            out.update(_flatten(v, f"{prefix}[{i}]"))
+    else:
+        out[prefix] = value
+    return out
+
+
+@dataclass
+class OwnedDir:
+    role: str
+    shown: str  # the path as the recipe wrote it, for messages
+    published: Path
+    work: Path
+    fds: list[int] = field(default_factory=list)
+    mode: str = "new"  # or "overwrite", kept across --resume
+
+    @property
+    def staged(self) -> bool:
+        return self.work != self.published
+
+
+@dataclass
+class OwnedRun:
+    """The claimed folders of one run; :meth:`finish` publishes them, :meth:`release` drops the locks."""
+
+    plan: Any
+    dirs: list[OwnedDir]
+    fingerprint: Fingerprint
+    resumed: bool
+
+    @property
+    def output(self) -> Path:
+        """Where the kept rows are published (the writer's folder)."""
+        return self.dirs[0].published if self.dirs else Path(self.plan.output_dir)
+
+    def finish(self, metrics: Any) -> None:
+        """Write metrics and the completed record, then swap staged folders into place (roll-forward safe)."""
+        if self.dirs and self.dirs[0].role == "writer":
+            metrics.write_json(layout.metrics_path(self.dirs[0].work))
+        for d in self.dirs:
+            _write_record(d.work, self.fingerprint, "complete", self.resumed, d.mode)
+        for d in self.dirs:
+            if d.staged:
+                _write_json(layout.meta_dir(d.work) / READY, {"published": str(d.published)})
+        for d in self.dirs:
+            if d.staged:
+                _publish(d.work, d.published)
+
+    def release(self) -> None:
+        for d in self.dirs:
+            for fd in d.fds:
+                os.close(fd)
+            d.fds.clear()
+
+
+def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
+    """Lock and check every output folder of ``plan``; return the plan rewritten to the folders to write."""
+    resume = bool(plan.recipe.executor.resume)
+    if resume and overwrite:
+        raise RecipeError("--resume and --overwrite exclude each other; pick one")
+    fp = Fingerprint.of(plan)
+    owned = OwnedRun(plan, [], fp, resumed=False)
+    try:
+        for role, path in output_dirs(plan.recipe):
+            overwriting = any((_read_record(o.work) or {}).get("mode") == "overwrite" for o in owned.dirs)
+            d, resumed = _claim_dir(role, path, fp, resume, overwrite, overwriting)
+            owned.dirs.append(d)
+            owned.resumed = owned.resumed or resumed
+    except BaseException:
+        owned.release()
+        raise
+    recipe = plan.recipe
+    for d in owned.dirs:
+        spec = getattr(recipe, d.role)
+        spec = type(spec).model_validate({"type": spec.type, **spec.params, "path": str(d.work)})
+        recipe = recipe.model_copy(update={d.role: spec})
+    owned.plan = dataclasses.replace(plan, recipe=recipe, extra={**plan.extra, "fingerprint": fp.sha})
+    return owned
+
+
+def _claim_dir(
+    role: str, path: str, fp: Fingerprint, resume: bool, overwrite: bool, overwriting: bool = False
+) -> tuple[OwnedDir, bool]:
+    """Lock one folder and decide where this run writes. ``overwriting``: an earlier folder of this run was
+    claimed by an ``--overwrite`` (now resumed), so this one may still hold the old run, never claimed."""
+    published = Path(path).absolute()
+    d = OwnedDir(role, path, published, published)
+    d.fds.append(_lock(published, path))
+    try:
+        _roll_forward(published)
+        staging = layout.staging_dir(published)
+        if resume:
+            target = staging if layout.run_record_path(staging).exists() else published
+            record = _read_record(target)
+            unclaimed = target == published and overwriting and (record or {}).get("fingerprint") != fp.sha
+            if not unclaimed:
+                if record is None and _has_contents(target):
+                    raise OutputError(f"{role}.path: '{path}' holds no mdf run record to resume; use --overwrite")
+                if record is not None and record.get("fingerprint") != fp.sha:
+                    raise OutputError(f"{role}.path: cannot --resume '{path}': {fp.changes(record)}; use --overwrite")
+                if target == staging:
+                    d.fds.append(_lock(staging, path))
+                    d.work = staging
+                d.mode = (record or {}).get("mode", "new")
+                _write_record(d.work, fp, "running", record is not None, d.mode)
+                return d, record is not None
+            overwrite = True  # a kill cut the --overwrite's claim short before it reached this folder
+        if overwrite:
+            shutil.rmtree(staging, ignore_errors=True)
+            if _has_contents(published):
+                staging.mkdir()
+                d.fds.append(_lock(staging, path))
+                d.work = staging
+        elif _has_contents(published):
+            raise OutputError(
+                f"{role}.path: '{path}' is not empty; pass --overwrite to replace it (kept until the new run "
+                "succeeds) or --resume to continue the run that wrote it"
+            )
+        d.mode = "overwrite" if overwrite else "new"
+        _write_record(d.work, fp, "running", False, d.mode)
+        return d, False
+    except BaseException:
+        for fd in d.fds:
+            os.close(fd)
+        raise
+
+
+def _lock(folder: Path, shown: str) -> int:
+    meta = layout.meta_dir(folder)
+    meta.mkdir(parents=True, exist_ok=True)
+    fd = os.open(layout.lock_path(folder), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 4096, 0).decode("utf-8", "replace")
+        os.close(fd)
+        try:
+            h = json.loads(holder)
+            who = f"pid {h['pid']} on {h['host']}, started {h['started']}"
+        except (ValueError, KeyError, TypeError):
+            who = "holder unknown"
+        raise OutputError(f"'{shown}' is in use by another mdf run ({who}); wait for it or write elsewhere") from None
+    info = {"pid": os.getpid(), "host": socket.gethostname(), "started": _now()}
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(info).encode(), 0)
+    return fd
+
+
+def _has_contents(folder: Path) -> bool:
+    """Anything besides our own lock file counts (an earlier run's files, or a user's)."""
+    if not folder.is_dir():
+        return False
+    for entry in folder.iterdir():
+        if entry.name != layout.META:
+            return True
+        if any(x.name != "lock" for x in entry.iterdir()):
+            return True
+    return False
+
+
+def _roll_forward(published: Path) -> None:
+    """Finish a swap a killed run had begun (staging marked ``ready``), or drop the swapped-out old output."""
+    staging = layout.staging_dir(published)
+    marker = layout.meta_dir(published) / READY
+    if (layout.meta_dir(staging) / READY).exists():
+        _publish(staging, published)
+    elif marker.exists():  # killed right after the swap: staging now holds the old output
+        marker.unlink()
+        shutil.rmtree(staging, ignore_errors=True)
+    aside = published.parent / f".{published.name}.mdf-old"
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _publish(staging: Path, published: Path) -> None:
+    _exchange(staging, published)
+    (layout.meta_dir(published) / READY).unlink(missing_ok=True)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap two folders atomically (Linux ``renameat2``); elsewhere two renames, rolled forward if cut."""
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        fn = None
+    if fn is not None:
+        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise OSError(err, os.strerror(err), str(b))
+    aside = b.parent / f".{b.name}.mdf-old"
+    if b.exists():
+        os.rename(b, aside)
+    os.rename(a, b)
+    os.rename(aside, a)
+
+
+def _write_record(folder: Path, fp: Fingerprint, status: str, resumed: bool, mode: str = "new") -> None:
+    record = {
+        "format": 1,
+        "fingerprint": fp.sha,
+        "status": status,
+        "mode": mode,  # "overwrite": the run replaces an earlier output (what --resume must then finish)
+        "resumed": resumed,
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "updated": _now(),
+        "recipe": fp.recipe,
+        "inputs": fp.inputs,
+    }
+    _write_json(layout.run_record_path(folder), record)
+
+
+def _read_record(folder: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(layout.run_record_path(folder).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1, default=str)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
