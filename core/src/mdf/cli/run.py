@@ -30,6 +30,8 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool) 
         Console(width=max(Console().width, 140)).print(metrics_table(metrics))
         out = os.path.join(str(parsed.writer.params.get("path", ".")), "metrics.json")
         console.print(f"metrics: {out}")
+        if metrics.report is not None:
+            console.print(f"report: {metrics.report}")
     if not metrics.balanced:
         raise click.ClickException(
             f"row accounting mismatch: {metrics.rows_read} read != {metrics.rows_written} kept + "

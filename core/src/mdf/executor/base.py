@@ -21,6 +21,8 @@ from mdf.metrics import RunMetrics
 from mdf.operators import BatchContext, Operator
 from mdf.plugins import Plugins, load_plugins
 from mdf.recipe import Recipe, StageSpec, build_component, build_operator
+from mdf.report.build import write_report
+from mdf.report.context import run_context
 
 
 @dataclass
@@ -112,5 +114,7 @@ def run_recipe(recipe: Recipe, progress: Any = None, plugins: Plugins | None = N
     else:
         executor = InlineExecutor(plan)
     metrics = executor.run(progress)
+    metrics.extra.update(run_context(recipe, plan.extra, plan.batch_rows))  # recipe, machine: for the report
     metrics.write_json(os.path.join(plan.output_dir, "metrics.json"))
+    metrics.report = write_report(plan.output_dir)
     return metrics

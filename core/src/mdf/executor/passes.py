@@ -87,6 +87,7 @@ def run_passes(plan: Plan, run_pass: RunPass, make_state: Callable[[int], KeySta
         metrics.extra["passes"] = passes
     if done:
         metrics.extra["resumed_skipped_shards"] = len(done)
+        metrics.extra["resumed_shards"] = sorted(done)
     if state is not None:
         metrics.extra["key_state"] = state.stats()
         metrics.extra["key_state_snapshots"] = checkpoint.snapshots
