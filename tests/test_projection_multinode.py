@@ -4,7 +4,8 @@ raylet) project the two-replica run's throughput within 30 %.
 Both raylets run on this machine with one CPU each, so "two nodes" are two CPUs: the projection counts every
 process's CPU (stage replicas, loaders, writers, driver) against the cluster's CPUs, which is what a machine
 with as many cores as logical CPUs gives. A busy machine (other jobs on the same cores) lowers the measured
-figure and not the projected one; the assertion message says the load.
+figure and not the projected one: on a machine whose load exceeds its cores the test holds the projection to
+the CPUs the run's processes actually got (its CPU seconds over its wall time) and prints both comparisons.
 """
 
 from __future__ import annotations
@@ -48,10 +49,19 @@ def test_two_node_throughput_within_30_percent_of_projection(tmp_path, cluster):
 
     stats = {s["name"]: s for s in measured_two["stage_stats"]}
     assert len(stats["clean"]["nodes"]) == 2, "the two replicas did not land on two raylets"
-    projected = project(Measured.from_metrics(measured_one), cpus=2).rows_per_s
+    cost = Measured.from_metrics(measured_one)
     m = measured_two
     actual = m["rows_read"] / (m["wall_s"] - m["startup_s"])
-    ratio = actual / projected
+    projected = project(cost, cpus=2).rows_per_s
+    # the CPU the two-replica run's processes actually got: 2 on a quiet machine, less when others load it
+    used = Measured.from_metrics(m).cpu_s_per_row * m["rows_read"] / (m["wall_s"] - m["startup_s"])
+    at_used = project(cost, cpus=1).rows_per_s * used
     load = os.getloadavg()
-    print(f"projected {projected:,.0f} rows/s, measured {actual:,.0f} rows/s (x{ratio:.2f}); load {load}")
-    assert 0.7 <= ratio <= 1.3, f"projected {projected:,.0f} rows/s, measured {actual:,.0f} (load average {load})"
+    print(
+        f"projected {projected:,.0f} rows/s on 2 CPUs, measured {actual:,.0f} (x{actual / projected:.2f}); the run "
+        f"got {used:.2f} CPUs: projected there {at_used:,.0f} (x{actual / at_used:.2f}); load {load}"
+    )
+    if load[0] <= (os.cpu_count() or 1):  # a quiet machine: the raylets' two CPUs are two cores
+        assert 0.7 <= actual / projected <= 1.3, f"projected {projected:,.0f} rows/s, measured {actual:,.0f}"
+    else:  # others use the cores: hold the model to the CPUs the run got (per-row costs must carry over)
+        assert 0.7 <= actual / at_used <= 1.3, f"projected {at_used:,.0f} rows/s at {used:.2f} CPUs, got {actual:,.0f}"
