@@ -86,6 +86,7 @@ def test_demo_report_in_browser(tmp_path, browser):
     from PIL import Image
 
     SHOTS.mkdir(parents=True, exist_ok=True)
+    browser.screenshot(SHOTS / "report-top.png", {"x": 0, "y": 0, "width": 1280, "height": 900})  # the README's
     full = browser.screenshot(SHOTS / "report-full.png")
     assert len(Image.open(full).convert("RGB").getcolors(maxcolors=1 << 20) or []) > 64, "the page looks blank"
     for ident in SECTIONS:

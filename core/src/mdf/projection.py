@@ -30,8 +30,8 @@ CLUSTER_CPUS = (8, 64, 512, 4096)
 RECORDS = (1_000_000_000, 100_000_000_000)
 CPUS_PER_GPU = 8  # the seed's cluster shapes: 8 CPU + 1 GPU ... 512 CPU + 64 GPU
 # An inline run has no driver: per batch chain a Ray driver spent about this much CPU on the 2-core
-# development machine (text recipe, 3 stages; see MEASURED in the report's assumptions).
-ASSUMED_DRIVER_S_PER_BATCH = 0.004
+# development machine (examples/text.yaml, 1,000-row batches, loaded machine).
+ASSUMED_DRIVER_S_PER_BATCH = 0.008
 
 
 @dataclass
@@ -157,7 +157,7 @@ def project(m: Measured, cpus: int, gpus: int = 0, records: int = RECORDS[0]) ->
         name = max(m.stages, key=lambda s: s.gpu_s_per_row).name
         bounds[f"GPU stage {name}"] = gpus / gpu_s if gpus else 0.0
     if m.driver_s_per_batch > 0:
-        bounds["driver submission rate"] = m.batch_rows / m.driver_s_per_batch
+        bounds[f"driver submission rate ({m.batch_rows:,}-row batches)"] = m.batch_rows / m.driver_s_per_batch
     buckets = 0
     if m.claims_per_row > 0 and m.claims_per_bucket_s > 0:
         buckets = m.fixed_buckets or auto_buckets(math.ceil(records * m.keys_per_row), cpus)

@@ -69,29 +69,46 @@ class Timeline:
     cpu_start: float = field(default_factory=time.process_time)
     started_at: float = field(default_factory=time.time)
     ops: list[list[list[float]]] = field(default_factory=list)
-    done: list[int] = field(default_factory=list)
+    done: list[float] = field(default_factory=list)
     cpu_s: float = 0.0
+    _last_t: float = 0.0
     _last: list[tuple[int, int, float]] = field(default_factory=list)
     _last_done: int = 0
 
     def observe(self, operators: Sequence[Counted], rows_done: int) -> None:
-        """Add what changed since the previous call (cumulative counters in, differences stored)."""
-        now = time.perf_counter()
+        """Add what changed since the previous call (cumulative counters in, differences stored).
+
+        The change is spread evenly over the time since the previous call, so a batch that took two seconds
+        shows as two seconds of throughput rather than one spike in the bucket where it finished."""
+        now = time.perf_counter() - self.start
         self.cpu_s = time.process_time() - self.cpu_start
-        index = self._bucket(now - self.start)
         if len(self._last) != len(operators):
             self._last = [(0, 0, 0.0)] * len(operators)
-        row = self.ops[index]
-        if len(row) < len(operators):
-            row.extend([0, 0, 0.0] for _ in range(len(operators) - len(row)))
+        deltas = []
         for k, op in enumerate(operators):
             last_in, last_out, last_t = self._last[k]
-            row[k][0] += op.rows_in - last_in
-            row[k][1] += op.rows_out - last_out
-            row[k][2] += op.time_s - last_t
+            deltas.append((op.rows_in - last_in, op.rows_out - last_out, op.time_s - last_t))
             self._last[k] = (op.rows_in, op.rows_out, op.time_s)
-        self.done[index] += rows_done - self._last_done
-        self._last_done = rows_done
+        done, self._last_done = rows_done - self._last_done, rows_done
+        self._bucket(now)  # coarsen first, so the spans below use the final width
+        begin = min(self._last_t, now)
+        span = now - begin
+        first, last = self._bucket(begin), self._bucket(now)
+        for index in range(first, last + 1):
+            if span <= 0 or first == last:
+                share = 1.0
+            else:
+                lo, hi = max(begin, index * self.bucket_s), min(now, (index + 1) * self.bucket_s)
+                share = max(0.0, hi - lo) / span
+            row = self.ops[index]
+            if len(row) < len(operators):
+                row.extend([0, 0, 0.0] for _ in range(len(operators) - len(row)))
+            for k, (d_in, d_out, d_t) in enumerate(deltas):
+                row[k][0] += d_in * share
+                row[k][1] += d_out * share
+                row[k][2] += d_t * share
+            self.done[index] += done * share
+        self._last_t = now
 
     def _bucket(self, elapsed: float) -> int:
         index = int(elapsed / self.bucket_s)
@@ -105,7 +122,7 @@ class Timeline:
 
     def _coarsen(self) -> None:
         merged_ops: list[list[list[float]]] = []
-        merged_done: list[int] = []
+        merged_done: list[float] = []
         for i in range(0, len(self.ops), 2):
             pair = self.ops[i : i + 2]
             width = max(len(p) for p in pair)
@@ -115,14 +132,14 @@ class Timeline:
 
     def to_dict(self) -> dict[str, Any]:
         width = max((len(r) for r in self.ops), default=0)
-        rows = [[[round(v, 4) if isinstance(v, float) else v for v in c] for c in r] for r in self.ops]
+        rows = [[[round(c[0], 1), round(c[1], 1), round(c[2], 4)] for c in r] for r in self.ops]
         return {
             "bucket_s": self.bucket_s,
             "started_at": round(self.started_at, 3),
             "process_cpu_s": round(self.cpu_s, 4),
             "operators": width,
             "ops": [r + [[0, 0, 0.0]] * (width - len(r)) for r in rows],
-            "done": self.done,
+            "done": [round(d, 1) for d in self.done],
         }
 
 

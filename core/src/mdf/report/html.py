@@ -26,7 +26,7 @@ header h1{margin:0;font-size:20px}
 header p{margin:4px 0 0;color:#d1d5db}
 nav{position:sticky;top:0;background:#fff;border-bottom:1px solid var(--line);padding:8px 32px;z-index:1}
 nav a{margin-right:14px;color:var(--accent);text-decoration:none;font-size:13px}
-main{padding:8px 32px 48px;max-width:1180px}
+main{padding:8px 32px 48px;max-width:1320px}
 section{padding:14px 0;border-bottom:1px solid var(--line)}
 h2{font-size:17px;margin:8px 0 10px}
 h3{font-size:14px;margin:14px 0 6px}

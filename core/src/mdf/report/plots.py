@@ -19,6 +19,7 @@ from typing import Any
 
 from mdf.recording import LATENCY_EDGES_S
 
+WIDTH_IN = 11.0  # at 72 pt/in the SVG is ~800 px wide, about the size it is shown at: fonts stay readable
 PALETTE = ["#2563eb", "#f97316", "#16a34a", "#dc2626", "#9333ea", "#0891b2", "#ca8a04", "#db2777"]
 
 
@@ -85,7 +86,7 @@ def _short(name: str, n: int = 28) -> str:
 
 def funnel(operators: Sequence[tuple[str, int, int]]) -> tuple[str, str]:
     """Horizontal bars: rows in (light) and rows out (dark) per operator, in pipeline order."""
-    fig, ax = _figure(7.5, 0.45 * len(operators) + 0.9)
+    fig, ax = _figure(WIDTH_IN, 0.36 * len(operators) + 0.9)
     names = [_short(n) for n, _, _ in operators][::-1]
     rows_in = [i for _, i, _ in operators][::-1]
     rows_out = [o for _, _, o in operators][::-1]
@@ -100,10 +101,13 @@ def funnel(operators: Sequence[tuple[str, int, int]]) -> tuple[str, str]:
 
 def throughput(seconds: Sequence[float], series: dict[str, Sequence[float]]) -> tuple[str, str]:
     """Rows/s per stage over the run (one line each), from the recorded time buckets."""
-    fig, ax = _figure(7.5, 3.0)
+    fig, ax = _figure(WIDTH_IN, 3.4)
     for name, values in series.items():
-        ax.plot(seconds, values, label=_short(name), linewidth=1.6, drawstyle="steps-mid")
-    ax.set_xlabel("seconds since the first batch")
+        style = (
+            {"color": "#6b7280", "linestyle": "--", "linewidth": 1.2} if name.startswith("(") else {"linewidth": 1.8}
+        )
+        ax.plot(seconds, values, label=_short(name), drawstyle="steps-mid", **style)
+    ax.set_xlabel("seconds since the run started")
     ax.set_ylabel("rows/s into the stage")
     ax.set_ylim(bottom=0)
     ax.yaxis.set_major_formatter(_si)
@@ -113,7 +117,7 @@ def throughput(seconds: Sequence[float], series: dict[str, Sequence[float]]) -> 
 
 def latency(histograms: dict[str, Sequence[int]]) -> tuple[str, str]:
     """Batch latency per operator: counts per (doubling) latency bin, one step line per operator."""
-    fig, ax = _figure(7.5, 3.0)
+    fig, ax = _figure(WIDTH_IN, 3.4)
     edges = [0.0, *LATENCY_EDGES_S]
     used = [i for h in histograms.values() for i, c in enumerate(h) if c]
     lo, hi = (min(used), max(used) + 1) if used else (0, 1)
@@ -131,7 +135,7 @@ def latency(histograms: dict[str, Sequence[int]]) -> tuple[str, str]:
 
 def bars(labels: Sequence[str], values: Sequence[float], xlabel: str, alt: str, limit: float | None = None):
     """One horizontal bar per label (replica utilisation, per-stage CPU cost)."""
-    fig, ax = _figure(7.5, 0.32 * len(labels) + 0.9)
+    fig, ax = _figure(WIDTH_IN, 0.3 * len(labels) + 0.9)
     ax.barh([_short(n, 36) for n in labels][::-1], list(values)[::-1], color=PALETTE[1])
     if limit is not None:
         ax.set_xlim(0, limit)
@@ -142,10 +146,10 @@ def bars(labels: Sequence[str], values: Sequence[float], xlabel: str, alt: str, 
 
 def growth(seconds: Sequence[float], series: dict[str, Sequence[float]], ylabel: str) -> tuple[str, str]:
     """Key-state size over time (estimated from the rows each deduplicator kept)."""
-    fig, ax = _figure(7.5, 2.6)
+    fig, ax = _figure(WIDTH_IN, 3.0)
     for name, values in series.items():
         ax.plot(seconds, values, label=_short(name, 40), linewidth=1.8)
-    ax.set_xlabel("seconds since the first batch")
+    ax.set_xlabel("seconds since the run started")
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=0)
     ax.legend(frameon=False, fontsize=8)
@@ -154,7 +158,7 @@ def growth(seconds: Sequence[float], series: dict[str, Sequence[float]], ylabel:
 
 def scaling(cpus: Sequence[int], rows_per_s: Sequence[float], seed: Sequence[tuple[int, float]]) -> tuple[str, str]:
     """Projected rows/s against cluster CPUs (log-log), with the seed's figures where the recipe matches."""
-    fig, ax = _figure(7.5, 3.0)
+    fig, ax = _figure(WIDTH_IN, 3.4)
     ax.plot(cpus, rows_per_s, marker="o", label="mdf projection (this run)", linewidth=1.8)
     if seed:
         ax.plot([c for c, _ in seed], [r for _, r in seed], marker="s", linestyle="--", label="seed's table")

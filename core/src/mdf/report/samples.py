@@ -1,13 +1,14 @@
 """Sample rejected rows for the report: a few rows per drop reason, read back from the rejected output.
 
-The rejected output can be large (every dropped row of a web crawl), so each reason is a filtered scan that
-stops after ``per_reason`` rows (``Dataset.head`` reads fragments only until it has them), and every value is
-cut to ``MAX_CHARS`` so one 1 MB HTML page cannot make the report heavy.
+The rejected output can be large (every dropped row of a web crawl), so it is scanned batch by batch, keeping
+only rows whose reason is wanted (``pyarrow.compute.is_in``), and the scan stops as soon as every reason has
+``per_reason`` rows. Every value is cut to ``MAX_CHARS`` so one 1 MB HTML page cannot make the report heavy.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -20,24 +21,27 @@ MAX_CHARS = 240
 MAX_COLUMNS = 6
 
 
-def _dataset(path: str, fmt: str | None) -> ds.Dataset | None:
+def _files(path: str, fmt: str | None) -> list[str]:
+    """The rejected output's part files (``_``/``.``-prefixed names are metadata, not data)."""
     if not path or not os.path.isdir(path):
-        return None
-    files = sorted(
+        return []
+    ext = ".parquet" if fmt == "parquet" else ".jsonl"
+    return sorted(
         os.path.join(root, f)
-        for root, dirs, names in os.walk(path)
+        for root, _, names in os.walk(path)
         for f in names
-        if not f.startswith((".", "_")) and (f.endswith(".parquet") if fmt == "parquet" else ".jsonl" in f)
+        if not f.startswith((".", "_")) and ext in f
     )
-    if not files:
-        return None
+
+
+def _batches(files: list[str], fmt: str | None, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
     if fmt == "parquet":
-        return ds.dataset(files, format="parquet")
+        yield from ds.dataset(files, format="parquet").to_batches(columns=columns, batch_size=4096)
+        return
     import pyarrow.json as pj
 
-    # JSON lines (maybe compressed): small enough to read whole at report time only when not huge
-    tables = [pj.read_json(f) for f in files[:8]]
-    return ds.dataset(pa.concat_tables(tables, promote_options="default"))
+    for f in files:  # JSON Lines, maybe compressed: one file at a time, stopped by the caller when it has enough
+        yield from pj.read_json(f).to_batches()
 
 
 def _cell(value: Any) -> str:
@@ -51,18 +55,25 @@ def rejected_samples(
     path: str | None, fmt: str | None, reasons: list[str], per_reason: int = 3
 ) -> dict[str, list[dict[str, str]]]:
     """``{reason: [row as {column: text}, ...]}`` for each of ``reasons`` found in the rejected output."""
-    if not path or not reasons:
+    files = _files(path or "", fmt)
+    if not files or not reasons:
         return {}
-    try:
-        data = _dataset(path, fmt)
-    except (OSError, pa.ArrowInvalid):
-        return {}
-    if data is None or REASON not in data.schema.names:
-        return {}
-    columns = [REASON, *[n for n in data.schema.names if n != REASON][: MAX_COLUMNS - 1]]
+    wanted = set(reasons)
     out: dict[str, list[dict[str, str]]] = {}
-    for reason in reasons:
-        table = data.filter(pc.field(REASON) == reason).head(per_reason, columns=columns)
-        if table.num_rows:
-            out[reason] = [{k: _cell(v) for k, v in row.items()} for row in table.to_pylist()]
+    try:
+        for batch in _batches(files, fmt):
+            if REASON not in batch.schema.names:
+                return {}
+            mask = pc.is_in(batch.column(REASON), pa.array(sorted(wanted), pa.string()))
+            columns = [REASON, *[n for n in batch.schema.names if n != REASON][: MAX_COLUMNS - 1]]
+            for row in batch.filter(mask).select(columns).to_pylist():
+                picked = out.setdefault(row[REASON], [])
+                if len(picked) < per_reason:
+                    picked.append({k: _cell(v) for k, v in row.items()})
+                if len(picked) == per_reason:
+                    wanted.discard(row[REASON])
+            if not wanted:
+                break
+    except (OSError, pa.ArrowInvalid):
+        return out
     return out

@@ -144,10 +144,10 @@ def throughput(m: dict[str, Any]) -> Markup:
     series["(finished)"] = [d / width for d in tl["done"]]
     rows = []
     for name, values in series.items():
-        active = [v for v in values if v > 0] or [0.0]
-        mean = sum(values) / len(values)
+        full = values[:-1] if len(values) > 2 else values  # the last bucket is cut short by the run's end
+        active = [v for v in full if v > 0] or [0.0]
         median = sorted(active)[len(active) // 2]
-        rows.append([name, mean, max(active), median, min(active)])
+        rows.append([name, round(sum(values) / len(values)), round(max(active)), round(median), round(min(active))])
     note = Markup(
         '<p class="muted">rows/s in {:g} s buckets since the first batch ({} buckets); rates count the rows '
         "that entered each stage.</p>"
