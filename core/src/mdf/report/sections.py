@@ -149,8 +149,9 @@ def throughput(m: dict[str, Any]) -> Markup:
         median = sorted(active)[len(active) // 2]
         rows.append([name, round(sum(values) / len(values)), round(max(active)), round(median), round(min(active))])
     note = Markup(
-        '<p class="muted">rows/s in {:g} s buckets since the first batch ({} buckets); rates count the rows '
-        "that entered each stage.</p>"
+        '<p class="muted">rows/s in {:g} s buckets since the run started ({} buckets); rates count the rows '
+        "that entered each stage, spread over the time their batch took; the last bucket (cut short by the end "
+        "of the run) is left out of the median and lowest.</p>"
     ).format(width, len(buckets))
     return section(
         "throughput",
