@@ -31,36 +31,32 @@ def available() -> bool:
     return True
 
 
+_STYLE = {
+    "svg.fonttype": "none",  # text as <text>: small, selectable, the browser's own font
+    "svg.hashsalt": "mdf",  # stable ids: the same run gives the same page
+    "text.parse_math": False,  # a '$' in a stage or reason name is text, not TeX
+    "font.family": "sans-serif",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#e5e7eb",
+}
+
+
 def _figure(width: float, height: float) -> tuple[Any, Any]:
-    import matplotlib
+    """A figure without pyplot (no GUI backend is resolved, no global figure list): faster to import and safe
+    in threads and Ray workers."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("svg", force=True)
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update(
-        {
-            "svg.fonttype": "none",  # text as <text>: small, selectable, the browser's own font
-            "text.parse_math": False,  # a '$' in a stage or reason name is text, not TeX
-            "font.family": "sans-serif",
-            "font.size": 9,
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "axes.grid": True,
-            "grid.color": "#e5e7eb",
-            "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
-        }
-    )
-    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
-    return fig, ax
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig, fig.subplots()
 
 
 def _img(fig: Any, alt: str) -> tuple[str, str]:
-    """``(data URI, alt text)`` of a figure; the figure is closed."""
-    import matplotlib.pyplot as plt
-
+    """``(data URI, alt text)`` of a figure."""
     buf = io.BytesIO()
     fig.savefig(buf, format="svg", metadata={"Date": None})
-    plt.close(fig)
     return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii"), alt
 
 
@@ -177,4 +173,8 @@ def safely(make: Callable[..., tuple[str, str]], *args: Any) -> tuple[str, str] 
     """A plot, or None when matplotlib is absent (the section's table carries the numbers)."""
     if not available():
         return None
-    return make(*args)
+    import matplotlib
+
+    # the style applies to the report's figures only: a program that calls mdf keeps its own rcParams
+    with matplotlib.rc_context({**_STYLE, "axes.prop_cycle": matplotlib.cycler(color=PALETTE)}):
+        return make(*args)
