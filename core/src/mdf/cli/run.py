@@ -32,6 +32,8 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool) 
         console.print(f"metrics: {out}")
         if metrics.report is not None:
             console.print(f"report: {metrics.report}")
+        else:
+            console.print(f"report: not written ({metrics.extra.get('report_error')}); retry with mdf report")
     if not metrics.balanced:
         raise click.ClickException(
             f"row accounting mismatch: {metrics.rows_read} read != {metrics.rows_written} kept + "

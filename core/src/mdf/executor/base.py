@@ -116,5 +116,8 @@ def run_recipe(recipe: Recipe, progress: Any = None, plugins: Plugins | None = N
     metrics = executor.run(progress)
     metrics.extra.update(run_context(recipe, plan.extra, plan.batch_rows))  # recipe, machine: for the report
     metrics.write_json(os.path.join(plan.output_dir, "metrics.json"))
-    metrics.report = write_report(plan.output_dir)
+    try:  # the data and metrics.json are committed: a report that cannot be drawn must not fail the run
+        metrics.report = write_report(plan.output_dir)
+    except Exception as exc:  # said on the run's last line; `mdf report` retries it
+        metrics.extra["report_error"] = f"{type(exc).__name__}: {exc}"
     return metrics
