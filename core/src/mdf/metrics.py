@@ -104,7 +104,7 @@ class RunMetrics:
     ) -> None:
         """Record one finished batch for the report: its shard's rows and, from the cumulative per-operator
         counters ``stages`` (recipe order), what each operator did since the previous batch."""
-        self.shard_log.observe(shard, kept, rejected, reader_rejected)
+        self.shard_log.observe(shard, kept, rejected, reader_rejected, self.timeline.last_observed)
         self.timeline.observe([op for ops in stages for op in ops], self.rows_written + self.rows_rejected)
 
     @property

@@ -87,7 +87,13 @@ class Measured:
             driver, measured = process_cpu / batches, True
             source = "ray run: CPU time of every stage, loader and writer process, and the driver"
         else:
-            io = max(0.0, process_cpu - sum(busy.values())) / rows
+            op_total = sum(busy.values())
+            io = max(0.0, process_cpu - op_total) / rows
+            if op_total > process_cpu > 0:  # waits for a busy CPU count in operator wall time, not in CPU time
+                for st in stages:
+                    st.cpu_s_per_row *= process_cpu / op_total
+                notes.append("operator wall time exceeded the process's CPU time (a loaded machine): stage costs "
+                             "scaled down to the CPU time, reading and writing not separable")  # fmt: skip
             driver, measured = ASSUMED_DRIVER_S_PER_BATCH, False
             source = "inline run: the process's CPU time, split over stages by their operators' time"
             notes.append(f"driver cost per batch not measured (inline run): assumed {driver * 1e3:g} ms")

@@ -110,6 +110,11 @@ class Timeline:
             self.done[index] += done * share
         self._last_t = now
 
+    @property
+    def last_observed(self) -> float:
+        """Seconds since the start of the previous :meth:`observe` (0 before the first)."""
+        return self._last_t
+
     def _bucket(self, elapsed: float) -> int:
         index = int(elapsed / self.bucket_s)
         while index >= MAX_BUCKETS:  # long run: halve the resolution rather than grow without bound
@@ -145,16 +150,18 @@ class Timeline:
 
 @dataclass
 class ShardLog:
-    """Per shard: rows finished, kept, rejected by the reader (damaged input), batches, first and last seen."""
+    """Per shard: rows finished, kept, rejected by the reader (damaged input), batches, when work on its first
+    batch began and when its last batch finished (seconds since the start)."""
 
     shards: dict[str, list[float]] = field(default_factory=dict)
     start: float = field(default_factory=time.perf_counter)
 
-    def observe(self, shard: str, kept: int, rejected: int, reader_rejected: int) -> None:
+    def observe(self, shard: str, kept: int, rejected: int, reader_rejected: int, began: float) -> None:
+        """``began``: seconds since the start when work on this batch began (the previous batch's end, inline)."""
         t = round(time.perf_counter() - self.start, 4)
         s = self.shards.get(shard)
         if s is None:
-            self.shards[shard] = [kept + rejected, kept, reader_rejected, 1, t, t]
+            self.shards[shard] = [kept + rejected, kept, reader_rejected, 1, round(began, 4), t]
             return
         s[0] += kept + rejected
         s[1] += kept
@@ -164,6 +171,6 @@ class ShardLog:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "columns": ["rows", "kept", "reader_rejected", "batches", "first_s", "last_s"],
+            "columns": ["rows", "kept", "reader_rejected", "batches", "began_s", "done_s"],
             "shards": self.shards,
         }

@@ -191,17 +191,20 @@ def shards(m: dict[str, Any]) -> Markup:
     log = (m.get("shard_log") or {}).get("shards") or {}
     resumed = set(m.get("resumed_shards") or [])
     rows = []
-    for shard, (n, kept, damaged, batches, first, last) in log.items():
+    for shard, (n, kept, damaged, batches, began, done) in log.items():
         status = Markup('<span class="bad">damaged input</span>') if damaged else "ok"
-        rows.append([shard, int(n), int(kept), int(damaged), int(batches), round(last - first, 3), status])
+        rows.append([shard, int(n), int(kept), int(damaged), int(batches), round(done - began, 3), done, status])
     for shard in sorted(resumed - set(log)):
-        rows.append([shard, "", "", "", "", "", "resumed: done by the earlier run"])
+        rows.append([shard, "", "", "", "", "", "", "resumed: done by the earlier run"])
     damaged_n = sum(1 for r in rows if r[3])
     head = Markup(
-        "<p>{:,} shard(s) processed, {:,} with damaged input rows, {:,} skipped on resume. Click a column to sort.</p>"
+        "<p>{:,} shard(s) processed, {:,} with damaged input rows, {:,} skipped on resume. Time is from the start "
+        "of work on a shard's first batch to the end of its last (on Ray, shards overlap). Click a column to sort.</p>"
     ).format(len(log), damaged_n, len(resumed))
-    headers = ["shard", "rows", "kept", "damaged rows", "batches", "first to last batch s", "status"]
-    body = Markup('<div class="scroll">{}</div>').format(table(headers, rows, cls="sortable", numeric=(1, 2, 3, 4, 5)))
+    headers = ["shard", "rows", "kept", "damaged rows", "batches", "time s", "done at s", "status"]
+    body = Markup('<div class="scroll">{}</div>').format(
+        table(headers, rows, cls="sortable", numeric=(1, 2, 3, 4, 5, 6))
+    )
     return section("shards", "Shards", head, body)
 
 
