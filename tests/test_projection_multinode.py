@@ -47,10 +47,17 @@ def test_two_node_throughput_within_30_percent_of_projection(tmp_path, cluster):
     measured_one = _run(tmp_path, "one", one, env)
     measured_two = _run(tmp_path, "two", two, env)
 
+    # what the Ray executor recorded for the report: every row in the shard log and the timeline, per replica
+    m = measured_two
+    assert sum(v[0] for v in m["shard_log"]["shards"].values()) == m["rows_read"]
+    assert sum(m["timeline"]["done"]) == pytest.approx(m["rows_read"], rel=1e-3)  # buckets rounded to 0.1 row
+    assert all(sum(op["latency"]) == op["batches"] for s in m["stages"] for op in s["operators"])
+    page = (tmp_path / "two" / "out" / "_mdf" / "report.html").read_text()
+    assert "utilisation per replica" in page
     stats = {s["name"]: s for s in measured_two["stage_stats"]}
+    assert all(len(s["replica_utilisation"]) == 2 for s in stats.values())
     assert len(stats["clean"]["nodes"]) == 2, "the two replicas did not land on two raylets"
     cost = Measured.from_metrics(measured_one)
-    m = measured_two
     actual = m["rows_read"] / (m["wall_s"] - m["startup_s"])
     projected = project(cost, cpus=2).rows_per_s
     # the CPU the two-replica run's processes actually got: 2 on a quiet machine, less when others load it
