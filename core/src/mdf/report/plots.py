@@ -36,7 +36,7 @@ _STYLE = {
     "svg.hashsalt": "mdf",  # stable ids: the same run gives the same page
     "text.parse_math": False,  # a '$' in a stage or reason name is text, not TeX
     "font.family": "sans-serif",
-    "font.size": 9,
+    "font.size": 11,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.grid": True,
@@ -107,7 +107,7 @@ def throughput(seconds: Sequence[float], series: dict[str, Sequence[float]]) -> 
     ax.set_ylabel("rows/s into the stage")
     ax.set_ylim(bottom=0)
     ax.yaxis.set_major_formatter(_si)
-    ax.legend(frameon=False, fontsize=8, ncols=min(4, max(1, len(series))))
+    ax.legend(frameon=False, fontsize=10, ncols=min(4, max(1, len(series))))
     return _img(fig, "rows per second into each stage over time")
 
 
@@ -125,7 +125,7 @@ def latency(histograms: dict[str, Sequence[int]]) -> tuple[str, str]:
     ax.xaxis.set_major_formatter(lambda v, _p: f"{v * 1e3:g} ms" if v < 1 else f"{v:g} s")
     ax.set_xlabel("batch latency")
     ax.set_ylabel("batches")
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=10)
     return _img(fig, "histogram of batch latency per operator")
 
 
@@ -148,7 +148,7 @@ def growth(seconds: Sequence[float], series: dict[str, Sequence[float]], ylabel:
     ax.set_xlabel("seconds since the run started")
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=0)
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=10)
     return _img(fig, "key-state size over time")
 
 
