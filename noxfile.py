@@ -7,10 +7,13 @@ installs when present (much faster on a fresh machine), plain pip otherwise.
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "core", "text", "kernels", "dedup", "image", "all"]
+nox.options.sessions = ["lint", "core", "text", "kernels", "dedup", "image", "all", "report"]
 nox.options.error_on_missing_interpreters = False
 
 PYTHON = "3.11"
@@ -94,3 +97,25 @@ def demo(session: nox.Session) -> None:
     """Generate a small CommonCrawl-like set and run examples/text.yaml on it (kept in ./mdf-demo)."""
     session.install(CORE, KERNELS, TEXT, DEDUP)
     session.run("mdf", "demo", *session.posargs)
+
+
+def _apt_install(session: nox.Session, package: str) -> None:
+    """Debian's package, with apt (as root, or through sudo): browsers that download their own build at install
+    time cannot reach their servers from CI."""
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    session.run(*sudo, "apt-get", "update", "-qq", external=True, env=env)
+    session.run(*sudo, "apt-get", "install", "-y", "-qq", "--no-install-recommends", package, external=True, env=env)
+
+
+@nox.session(python=PYTHON)
+def report(session: nox.Session) -> None:
+    """The run report in a real browser: Debian's chromium, headless over CDP, on a demo run and on hostile rows.
+
+    Screenshots (one PNG per section) are kept in build/report-screenshots/ for a person to look at."""
+    if not any(shutil.which(b) for b in ("chromium", "chromium-browser")):
+        _apt_install(session, "chromium")
+    session.install(f"{CORE}[report]", KERNELS, TEXT, DEDUP, "pytest", "websocket-client", "pillow")
+    shots = os.path.join(os.getcwd(), "build", "report-screenshots")
+    session.run("pytest", "tests/test_report_browser.py", "core/tests/test_report.py", *session.posargs,
+                env={"MDF_REPORT_SHOTS": shots})  # fmt: skip

@@ -101,7 +101,7 @@ def test_parquet_recipe_keeps_exactly_the_right_rows(tmp_path, mdf):
     assert result.returncode == 0, result.stderr
     check_outputs(tmp_path, reader_rejects=0)
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == ["_mdf", "cc-a.parquet", "cc-b.parquet"]  # _mdf: run record, lock, manifest, metrics
+    assert names == ["_mdf", "cc-a.parquet", "cc-b.parquet"]  # _mdf: run record, lock, manifest, metrics, report
 
 
 def test_typo_in_recipe_exits_2_with_did_you_mean_and_writes_nothing(tmp_path, mdf):

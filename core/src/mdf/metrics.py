@@ -16,6 +16,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mdf.recording import ShardLog, Timeline, empty_histogram, latency_bucket
+
 REASON = "_reason"
 
 
@@ -31,12 +33,14 @@ class OperatorMetrics:
     batches: int = 0
     time_s: float = 0.0
     reasons: dict[str, int] = field(default_factory=dict)
+    latency: list[int] = field(default_factory=empty_histogram)  # batches per bin of mdf.recording's edges
 
     def record(self, rows_in: int, rows_out: int, rejected: pa.RecordBatch | None, seconds: float) -> None:
         self.rows_in += rows_in
         self.rows_out += rows_out
         self.batches += 1
         self.time_s += seconds
+        self.latency[latency_bucket(seconds)] += 1
         if rejected is not None and rejected.num_rows:
             self.rows_rejected += rejected.num_rows
             count_reasons(rejected, self.reasons)
@@ -47,6 +51,7 @@ class OperatorMetrics:
         self.rows_rejected += other.rows_rejected
         self.batches += other.batches
         self.time_s += other.time_s
+        self.latency = [a + b for a, b in zip(self.latency, other.latency, strict=True)]
         for k, v in other.reasons.items():
             self.reasons[k] = self.reasons.get(k, 0) + v
 
@@ -91,6 +96,17 @@ class RunMetrics:
     damaged: list[dict[str, Any]] = field(default_factory=list)  # {"file", "offset", "error"} per damaged file
     stages: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    timeline: Timeline = field(default_factory=Timeline)
+    shard_log: ShardLog = field(default_factory=ShardLog)
+    report: Path | None = None  # the HTML report, once written
+
+    def observe(
+        self, shard: str, kept: int, rejected: int, reader_rejected: int, stages: list[list[OperatorMetrics]]
+    ) -> None:
+        """Record one finished batch for the report: its shard's rows and, from the cumulative per-operator
+        counters ``stages`` (recipe order), what each operator did since the previous batch."""
+        self.shard_log.observe(shard, kept, rejected, reader_rejected, self.timeline.last_observed)
+        self.timeline.observe([op for ops in stages for op in ops], self.rows_written + self.rows_rejected)
 
     @property
     def balanced(self) -> bool:
@@ -113,6 +129,8 @@ class RunMetrics:
             "reader_reasons": self.reader_reasons,
             "damaged_inputs": self.damaged,
             "stages": [{"name": s["name"], "operators": [op.to_dict() for op in s["operators"]]} for s in self.stages],
+            "timeline": self.timeline.to_dict(),
+            "shard_log": self.shard_log.to_dict(),
             **self.extra,
         }
 

@@ -1,7 +1,15 @@
-"""Live progress on a terminal: rows read of the total, and rows in/out per stage. Silent when not a TTY."""
+"""Live progress on a terminal: rows read of the total; per stage rows in/out, rows/s over the last seconds,
+and which stage is the bottleneck now. Silent when not a TTY.
+
+Rates come from the run's :class:`mdf.recording.Timeline` (both executors feed it once per finished batch), so
+inline and Ray runs show the same columns. The bottleneck is the stage whose operators were busiest, per
+replica, over the same window.
+"""
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
 from rich.console import Console
@@ -15,6 +23,8 @@ class LiveProgress:
         self.console = console
         self._progress: Progress | None = None
         self._tasks: dict[str, Any] = {}
+        self._ops: list[int] = []  # operators per stage
+        self._replicas: list[int] = []
 
     @property
     def enabled(self) -> bool:
@@ -32,6 +42,10 @@ class LiveProgress:
             console=self.console,
             transient=True,
         )
+        stages = plan.recipe.stages
+        self._ops = [len(st.operators) for st in stages]
+        ray = plan.recipe.executor.type == "ray"
+        self._replicas = [st.replicas.max if ray else 1 for st in stages]
         total = _estimate_rows(plan)
         self._tasks["read"] = self._progress.add_task("read", total=total, info="")
         for name in stage_names:
@@ -39,30 +53,51 @@ class LiveProgress:
         self._progress.start()
 
     def update(self, stages: list[list[Any]], metrics: RunMetrics) -> None:
-        if self._progress is None:
-            return
-        self._progress.update(self._tasks["read"], completed=metrics.rows_read, info=f"{metrics.batches} batches")
-        for name, ops in zip(list(self._tasks)[1:], stages, strict=False):
-            if ops:
-                rows_in, rows_out = ops[0].metrics.rows_in, ops[-1].metrics.rows_out
-                self._progress.update(self._tasks[name], completed=rows_in, info=f"{rows_out:,} out")
+        """Inline runs: called after every batch."""
+        self.update_counts(metrics)
 
     def update_counts(self, metrics: RunMetrics) -> None:
-        """Ray runs: operator counts arrive with written batches; show rows read and rows written."""
+        """Rows read, then per stage: rows in (bar), rows out, rows/s now, and the bottleneck marker."""
         if self._progress is None:
             return
         self._progress.update(self._tasks["read"], completed=metrics.rows_read, info=f"{metrics.batches} batches")
-        last = list(self._tasks)[-1]
-        self._progress.update(
-            self._tasks[last],
-            completed=metrics.rows_written + metrics.rows_rejected,
-            info=f"{metrics.rows_written:,} written",
-        )
+        rows = stage_rates(metrics, self._ops, self._replicas)
+        worst = max(range(len(rows)), key=lambda i: rows[i][3]) if rows and any(r[3] for r in rows) else None
+        for i, (name, (rows_in, rows_out, rate, _)) in enumerate(zip(list(self._tasks)[1:], rows, strict=False)):
+            mark = "  [bold red]bottleneck[/]" if i == worst and len(rows) > 1 else ""
+            info = f"{rows_out:,} out  {rate:,.0f} rows/s{mark}"
+            self._progress.update(self._tasks[name], completed=rows_in, info=info)
 
     def stop(self) -> None:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+
+def stage_rates(
+    metrics: RunMetrics, ops_per_stage: list[int], replicas: list[int], window_s: float = 3.0
+) -> list[tuple[int, int, float, float]]:
+    """Per stage: ``(rows in, rows out, rows/s in over the last window_s, busy seconds per replica in it)``."""
+    tl = metrics.timeline
+    if not tl.ops:
+        return [(0, 0, 0.0, 0.0) for _ in ops_per_stage]
+    recent = max(1, math.ceil(window_s / tl.bucket_s))
+    span = max(1e-6, time.perf_counter() - tl.start - max(0, len(tl.ops) - recent) * tl.bucket_s)
+    out, first = [], 0
+    for n, reps in zip(ops_per_stage, replicas, strict=True):
+        last = first + n - 1
+        window = tl.ops[-recent:]
+        busy = sum(col(k, 2, window) for k in range(first, last + 1))
+        out.append(
+            (int(col(first, 0, tl.ops)), int(col(last, 1, tl.ops)), col(first, 0, window) / span, busy / max(1, reps))
+        )
+        first += n
+    return out
+
+
+def col(k: int, j: int, buckets: list[list[list[float]]]) -> float:
+    """Column ``j`` (rows in, rows out, busy s) of operator ``k`` summed over ``buckets``."""
+    return sum(b[k][j] for b in buckets if k < len(b))
 
 
 def _estimate_rows(plan: Any) -> int | None:

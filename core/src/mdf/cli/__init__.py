@@ -12,7 +12,7 @@ import sys
 import click
 
 from mdf import __version__
-from mdf.cli import demo, ops, plan, plugins, run, validate
+from mdf.cli import demo, ops, plan, plugins, report, run, validate
 from mdf.errors import MdfError
 
 
@@ -22,7 +22,7 @@ def cli() -> None:
     """mdf (Mega Data Factory): clean web-scale data for training, inline or on Ray."""
 
 
-for module in (run, validate, plan, ops, plugins, demo):
+for module in (run, validate, plan, ops, plugins, demo, report):
     cli.add_command(module.command)
 
 

@@ -38,3 +38,5 @@ def command(recipe: str, workdir: str, rows: int, overrides: tuple[str, ...]) ->
     metrics = run_recipe(load_recipe(recipe, sets), progress=LiveProgress(console), overwrite=True)
     Console(width=max(Console().width, 140)).print(metrics_table(metrics))
     console.print(f"kept rows: {workdir}/out/   rejected rows (with _reason): {workdir}/rejected/")
+    if metrics.report is not None:
+        console.print(f"report: {metrics.report}")

@@ -1,4 +1,5 @@
-"""``mdf plan RECIPE [--json] [--measure]``: the batch size, workers and replicas mdf would choose, and why."""
+"""``mdf plan RECIPE [--json] [--measure] [--cluster CPUS[,GPUS]]``: the batch size, workers and replicas mdf would
+choose, and why; with ``--cluster``, the projected throughput on that cluster (see :mod:`mdf.projection`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from mdf.cli.cluster import measured_for, parse_cluster, show
 from mdf.partition import PartitionPlan, plan_partitions
 from mdf.plugins import load_plugins
 from mdf.recipe import build_component, load_recipe
@@ -25,6 +27,7 @@ _BYTE_RULES = ("max_concurrent_share", "max_share_of_memory", "max_partition_byt
 @click.option("--memory-gb", type=float, default=None, help="plan for this much available memory [MemAvailable]")
 @click.option("--cores", type=click.IntRange(min=1), default=None, help="plan for this many cores [this machine's]")
 @click.option("--seed", type=int, default=0, show_default=True, help="seed of the random sample")
+@click.option("--cluster", metavar="CPUS[,GPUS]", help="project throughput and time on a cluster of this size")
 def command(
     recipe: str,
     overrides: tuple[str, ...],
@@ -33,10 +36,12 @@ def command(
     memory_gb: float | None,
     cores: int | None,
     seed: int,
+    cluster: str | None,
 ) -> None:
     """Sample RECIPE's input and print the batch size, partitions, workers and replicas it would get."""
     plugins = load_plugins()
     parsed = load_recipe(recipe, list(overrides), plugins)
+    shape = parse_cluster(cluster) if cluster else None
     reader = build_component(plugins.readers, parsed.reader, "reader")
     plan = plan_partitions(
         reader,
@@ -45,9 +50,12 @@ def command(
         plugins,
         available_bytes=memory_gb * (1 << 30) if memory_gb is not None else None,
         cores=cores,
-        measure=measure,
+        measure=measure or (shape is not None),
         seed=seed,
     )
+    if shape is not None:  # the scale-out projection instead of the partition plan
+        show(measured_for(parsed, plan.measured, plan.batch_rows), *shape, as_json)
+        return
     set_rows = parsed.executor.batch_rows if "batch_rows" in parsed.executor.model_fields_set else "auto"
     if as_json:
         click.echo(json.dumps({**plan.to_json(), "recipe_batch_rows": set_rows}, indent=2))

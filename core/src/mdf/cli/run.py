@@ -34,6 +34,10 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool, 
     if not quiet:
         Console(width=max(Console().width, 140)).print(metrics_table(metrics))
         console.print(f"metrics: {layout.metrics_path(str(parsed.writer.params.get('path', '.')))}")
+        if metrics.report is not None:
+            console.print(f"report: {metrics.report}")
+        else:
+            console.print(f"report: not written ({metrics.extra.get('report_error')}); retry with mdf report")
     for entry in metrics.damaged:  # even with --quiet: rows are missing from these files
         console.print(f"[bold red]damaged input:[/] {describe(entry)}", highlight=False, soft_wrap=True)
     if not metrics.balanced:

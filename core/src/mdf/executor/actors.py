@@ -40,6 +40,7 @@ class Loader:
         self.shards = shards
         self.batch_rows = batch_rows
         self._items = self._prefetched()
+        self.cpu0 = time.process_time()
 
     def _batches(self) -> Iterator[tuple[Shard, int, int, pa.RecordBatch | None]]:
         for shard in self.shards:
@@ -79,6 +80,10 @@ class Loader:
         }
         return meta, (kept, [rej] if rej is not None else [], [])
 
+    def stats(self) -> dict[str, Any]:
+        """CPU seconds of this process (decoding, Ray's transfers): the scale-out projection's reader cost."""
+        return {"cpu_s": time.process_time() - self.cpu0, "pid": os.getpid()}
+
 
 class StageWorker:
     """One replica of a stage, or of consecutive stages fused into one actor (see ``fuse_stages``): their
@@ -92,6 +97,7 @@ class StageWorker:
         for (index, _), ops in zip(stages, self.stages, strict=True):
             attach_state(index, ops, key_state)  # a KeyState holding bucket actor handles
         self.started = time.perf_counter()
+        self.cpu0 = time.process_time()  # the whole process: rayon threads and Ray's transfers count too
         self.stage_busy_s = [0.0] * len(stages)
         self.batches = 0
 
@@ -117,6 +123,7 @@ class StageWorker:
             "busy_s": sum(self.stage_busy_s),
             "stage_busy_s": self.stage_busy_s,
             "alive_s": time.perf_counter() - self.started,
+            "cpu_s": time.process_time() - self.cpu0,
             "batches": self.batches,
             "pid": os.getpid(),
             "node_id": ray.get_runtime_context().get_node_id(),
@@ -139,6 +146,7 @@ class ShardWriter:
         self._next: dict[str, int] = {}
         self._held: dict[str, dict[int, Payload]] = {}
         self.busy_s = 0.0
+        self.cpu0 = time.process_time()
 
     def write(self, meta: dict[str, Any], payload: Payload) -> dict[str, Any]:
         start = time.perf_counter()
@@ -172,4 +180,4 @@ class ShardWriter:
         self.outputs.close()
 
     def stats(self) -> dict[str, Any]:
-        return {"busy_s": self.busy_s, "pid": os.getpid()}
+        return {"busy_s": self.busy_s, "cpu_s": time.process_time() - self.cpu0, "pid": os.getpid()}

@@ -22,6 +22,8 @@ from mdf.operators import BatchContext, Operator
 from mdf.ownership import claim
 from mdf.plugins import Plugins, load_plugins
 from mdf.recipe import Recipe, StageSpec, build_component, build_operator
+from mdf.report.build import write_report
+from mdf.report.context import run_context
 
 
 @dataclass
@@ -119,7 +121,12 @@ def run_recipe(
         else:
             executor = InlineExecutor(plan)
         metrics = executor.run(progress)
+        metrics.extra.update(run_context(recipe, plan.extra, plan.batch_rows))  # recipe, machine: for the report
         owned.finish(metrics)
     finally:
         owned.release()
+    try:  # the data and metrics.json are published: a report that cannot be drawn must not fail the run
+        metrics.report = write_report(owned.output)
+    except Exception as exc:  # said on the run's last line; `mdf report` retries it
+        metrics.extra["report_error"] = f"{type(exc).__name__}: {exc}"
     return metrics

@@ -64,6 +64,10 @@ class InlineExecutor:
                     rejected += more
                     metrics.rows_written += kept.num_rows
                     metrics.rows_rejected += sum(r.num_rows for r in rejected)
+                    metrics.observe(  # report: shard rows, per-operator counts over time
+                        shard.id, kept.num_rows, sum(r.num_rows for r in rejected),
+                        0 if rej is None else rej.num_rows, [[op.metrics for op in ops] for ops in stages],
+                    )  # fmt: skip
                     while len(pending) >= 2:  # bound memory: at most two batches wait for the writer
                         pending.pop(0).result()
                     pending.append(io_pool.submit(self._write, outputs, shard.id, kept, rejected))

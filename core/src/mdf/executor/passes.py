@@ -94,6 +94,7 @@ def run_passes(plan: Plan, run_pass: RunPass, make_state: Callable[[int], KeySta
             "skipped_shards": len(done),
             "restored_rows_read": checkpoint.restored.get("rows_read", 0),
             "this_run_shards": len(final.shards),
+            "shards": sorted(done),
         }
     if state is not None:
         metrics.extra["key_state"] = state.stats()

@@ -224,6 +224,11 @@ class RayExecutor:
                         metrics.rows_rejected += result["rows_rejected"]
                         for k, m in enumerate(result["operators"]):
                             op_totals.setdefault((k, m.name), OperatorMetrics(m.name, m.kind)).merge(m)
+                        metrics.observe(  # report: shard rows, per-operator counts over time
+                            chain.shard, result["rows_written"], result["rows_rejected"],
+                            result["rows_rejected"] - sum(m.rows_rejected for m in result["operators"]),
+                            [s["operators"] for s in self._stage_metrics(op_totals)],
+                        )  # fmt: skip
                         written[chain.shard] += 1
                         if written[chain.shard] == expected.get(chain.shard):
                             owner = shard_owner[chain.shard]
@@ -310,6 +315,7 @@ class RayExecutor:
             stats = ray.get([a.stats.remote() for a in group])
             for j, i in enumerate(members):
                 busy = sum(s["stage_busy_s"][j] for s in stats)
+                share = [s["stage_busy_s"][j] / s["busy_s"] if s["busy_s"] else 1 / len(members) for s in stats]
                 stages.append(
                     {
                         "name": recipe_stages[i].name,
@@ -319,14 +325,21 @@ class RayExecutor:
                         "busy_s": round(busy, 4),
                         "idle_s": round(max(0.0, wall_s * len(group) - busy), 4),
                         "utilisation": round(busy / (wall_s * len(group)), 4) if wall_s > 0 else 0.0,
+                        "replica_utilisation": [
+                            round(s["stage_busy_s"][j] / wall_s, 4) if wall_s > 0 else 0.0 for s in stats
+                        ],
+                        "cpu_s": round(sum(s["cpu_s"] * f for s, f in zip(stats, share, strict=True)), 4),
                     }
                 )
-        busy = sum(w["busy_s"] for w in ray.get([w.stats.remote() for w in pipe.writers]))
+        wstats = ray.get([w.stats.remote() for w in pipe.writers])
+        busy = sum(w["busy_s"] for w in wstats)
         writer_stats = {
             "name": "(writers)",
             "replicas": len(pipe.writers),
             "busy_s": round(busy, 4),
             "utilisation": round(busy / (wall_s * len(pipe.writers)), 4) if wall_s > 0 else 0.0,
+            "cpu_s": round(sum(w["cpu_s"] for w in wstats), 4),
+            "loader_cpu_s": round(sum(x["cpu_s"] for x in ray.get([a.stats.remote() for a in pipe.loaders])), 4),
         }
         # the writers (Parquet encode, compression) can be the slowest step of a filter-only pipeline
         bottleneck = max([*stages, writer_stats], key=lambda s: s["utilisation"])["name"]

@@ -1,4 +1,4 @@
-"""Human-facing run reports: the end-of-run table (and, later, the HTML report)."""
+"""Human-facing run reports: the end-of-run table, and the HTML page (``<output>/_mdf/report.html``)."""
 
 from mdf.report.table import metrics_table
 
