@@ -74,8 +74,6 @@ def test_mdf_report_rebuilds_from_metadata(tmp_path, run_recipe, capsys):
     assert exc.value.code == 1 and "no _mdf/metrics.json" in capsys.readouterr().err
 
 
-
-
 def test_timeline_stores_differences_and_stays_bounded():
     tl = Timeline(bucket_s=0.01)
     op = OperatorMetrics("f", "filter")

@@ -15,8 +15,8 @@ from rich.table import Table
 
 from mdf import projection as proj
 from mdf.errors import RecipeError
-from mdf.recipe import Recipe
 from mdf.layout import metrics_path
+from mdf.recipe import Recipe
 
 
 def parse_cluster(value: str) -> tuple[int, int]:

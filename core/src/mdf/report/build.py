@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from mdf.errors import MdfError
+from mdf.layout import metrics_path, report_path
 from mdf.report import scale, sections
 from mdf.report.html import page
-from mdf.layout import metrics_path, report_path
 from mdf.report.samples import rejected_samples
 
 SECTIONS = (
