@@ -33,6 +33,8 @@ class ImageEmbeddingRefiner(Refiner):
 
     name = "image_embedding_refiner"
     requires = {"torch": "torch", "transformers": "transformers", "PIL": "pillow"}
+    cost_class = "embedding"
+    modality = "image"
 
     class Params(Params):
         model_path: str = Field(description="local folder with the model (save_pretrained) and its image processor")

@@ -81,6 +81,7 @@ class KernelRefiner(Refiner):
     kernel_name: ClassVar[str] = ""
     columns: ClassVar[tuple[str, ...]] = ()
     requires = KERNELS
+    modality = "image"  # it decodes the encoded images of ``column``: the planner sizes batches for images
 
     def setup(self) -> None:
         self._kernel = kernel(self.kernel_name)
