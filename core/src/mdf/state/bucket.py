@@ -10,7 +10,7 @@ A bucket answers three kinds of request, each for a *namespace* (one deduplicati
   shards whose output is committed; they are never retried.
 * ``collect`` / ``edges`` / ``set_roots`` / ``lookup`` (cluster dedup): pass one records ``(key, position)``
   pairs; the driver turns them into clusters (:mod:`mdf.state.cluster`); pass two asks which positions survive.
-* ``call``: a method of a plugin's state type (:mod:`mdf.state.types`, e.g. mdf-image's Hamming near-index),
+* ``call``: a method of a plugin's state type (:mod:`mdf.state.types`, e.g. a plugin's near-duplicate index),
   one instance per namespace; the bucket knows nothing of what it holds beyond ``stats`` and pickling.
 * ``snapshot`` / ``restore``: the whole bucket as one file, so a resumed run keeps what it had seen.
 

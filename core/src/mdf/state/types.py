@@ -1,7 +1,7 @@
 """Bucket-side state types: how a plugin keeps more than "was this key claimed first" in the key-state service.
 
 The key-state service (:class:`mdf.KeyState`) knows one verb of its own, ``claim``, and the two passes of
-cluster mode. Anything else a deduplicator needs on the bucket side (a Hamming near-index, a store of
+cluster mode. Anything else a deduplicator needs on the bucket side (a near-duplicate index, a store of
 signatures) is a :class:`StateType`: a plain class the plugin ships and registers through the
 ``mdf_register_state_types`` hook, and declares on its operator (``Deduplicator.state_types``). The service
 then only
