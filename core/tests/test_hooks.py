@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
-from mdf import Filter, RecipeError, Writer, hookimpl, hookspecs
+from mdf import Filter, KeyState, RecipeError, StateType, Writer, hookimpl, hookspecs
 from mdf.io.parquet import ParquetReader
 from mdf.plugins import load_plugins
 from mdf.recipe import parse_recipe
@@ -38,8 +39,25 @@ class TinyReader(ParquetReader):
     name = "tiny_reader"
 
 
+class SeenCount(StateType):
+    """Counts the keys it was sent (a state type as small as one gets)."""
+
+    name = "seen_count"
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def add(self, keys: np.ndarray) -> int:
+        self.n += len(keys)
+        return self.n
+
+
 class Plugin:
     seen: list = []
+
+    @hookimpl
+    def mdf_register_state_types(self, registry):
+        registry.add(SeenCount)
 
     @hookimpl
     def mdf_register_operators(self, registry):
@@ -89,6 +107,14 @@ def test_mdf_register_readers(plugins):
 
 def test_mdf_register_writers(plugins):
     assert plugins.writers.get("null_writer") is NullWriter
+
+
+def test_mdf_register_state_types(plugins):
+    assert plugins.state_types.get("seen_count") is SeenCount
+    state = KeyState.local(2)
+    keys = np.arange(5, dtype=np.uint64)  # 0, 2, 4 to bucket 0; 1, 3 to bucket 1
+    pieces = state.request(SeenCount, "ns", "add", keys, (keys,))
+    assert sorted(n for _, n in pieces) == [2, 3]
 
 
 def test_mdf_recipe_loaded(plugins, tmp_path):

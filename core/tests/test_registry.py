@@ -125,3 +125,43 @@ def test_disable_plugins_env_blocks_a_plugin(plugin_dir, monkeypatch):
     monkeypatch.setenv("MDF_DISABLE_PLUGINS", "broken, other")
     infos = {i.name: i for i in load_plugins().infos}
     assert infos["broken"].disabled and infos["broken"].error is None
+
+
+def test_an_operator_whose_state_type_nobody_registers_fails_its_plugin():
+    """A deduplicator declaring an unregistered state type would fail mid-run; it is reported at load."""
+    import numpy as np
+
+    from mdf import Deduplicator, StateType
+    from mdf.plugins import PluginInfo, _check_state_types
+
+    class Index(StateType):
+        name = "test_index"
+
+    class NearOp(Deduplicator):
+        """Test op."""
+
+        name = "test_near_op"
+        state_types = (Index,)
+
+        def matches(self, batch, rows):
+            return np.full(len(rows), np.uint64(2**64 - 1))
+
+    ops, types = Registry("operator", Deduplicator), Registry("state type", StateType)
+    ops.current_owner = Owner("near", "mdf-near", "1.0")
+    ops.add(NearOp)
+    infos = {"near": PluginInfo("near", "mdf-near", "1.0")}
+    _check_state_types(ops, types, infos)
+    assert "state type" in infos["near"].error and "test_index" in infos["near"].error
+    types.add(Index)
+    infos["near"].error = None
+    _check_state_types(ops, types, infos)
+    assert infos["near"].error is None
+
+
+def test_a_deduplicator_must_say_how_it_finds_duplicates():
+    from mdf import Deduplicator
+
+    with pytest.raises(TypeError, match=r"must override keys\(\) or matches\(\)"):
+
+        class Nothing(Deduplicator):
+            name = "nothing"

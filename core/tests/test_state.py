@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mdf.state import KeyState, StateBucket
+from mdf.state import KeyState, StateBucket, StateType
 from mdf.state.cluster import _union_find_numpy, components, key_edges, positions
 
 
@@ -123,27 +123,63 @@ def test_bucket_is_a_plain_class_with_its_own_stats():
     assert b.stats()["x"]["keys"] == 2
 
 
-def _mih_keys(hashes: np.ndarray, blocks: int) -> np.ndarray:
-    """Block keys for the test (the image plugin uses mdf_kernels.mih_block_keys): block index in the top byte."""
-    width = 64 // blocks
-    mask = np.uint64((1 << width) - 1)
-    out = [((hashes >> np.uint64(b * width)) & mask) | np.uint64(b << 56) for b in range(blocks)]
-    return np.stack(out, axis=1).reshape(-1)
+class FirstValue(StateType):
+    """A small state type as a plugin would write one: per key, the first value filed (idempotent)."""
+
+    name = "test_first_value"
+
+    def __init__(self) -> None:
+        self.seen: dict[int, int] = {}
+
+    def file(self, keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+        return np.array([self.seen.setdefault(k, v) for k, v in zip(keys.tolist(), values.tolist(), strict=True)])
+
+    def stats(self) -> tuple[int, int]:
+        return len(self.seen), 16 * len(self.seen)
+
+
+def _file(s: KeyState, ns: str, keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    pieces = s.request(FirstValue, ns, "file", keys, (keys, values))
+    return s.gather(pieces, np.zeros(len(keys), dtype=np.int64))
 
 
 @pytest.mark.parametrize("buckets", [1, 3])
-def test_nearest_finds_the_first_earlier_hash_within_distance(buckets):
-    pytest.importorskip("mdf_kernels")
-    rng = np.random.default_rng(2)
-    base = rng.integers(0, 2**63, size=50, dtype=np.int64).astype(np.uint64)
-    flips = np.uint64(1) << rng.integers(0, 64, size=50).astype(np.uint64)
-    hashes = np.concatenate([base, base ^ flips])  # each second-half hash is 1 bit from a first-half one
-    pos = np.arange(100, dtype=np.uint64)
+def test_a_plugin_state_type_is_routed_kept_per_namespace_and_snapshotted(tmp_path, buckets):
     s = KeyState.local(buckets)
-    got = s.nearest("img", _mih_keys(hashes, 4), hashes, pos, 3)
-    none = np.iinfo(np.uint64).max
-    assert got[:50].tolist() == [none] * 50
-    assert got[50:].tolist() == list(range(50))
-    again = s.nearest("img", _mih_keys(hashes[:50], 4), hashes[:50], pos[:50], 3)  # retried: same answers
-    assert again.tolist() == [none] * 50
-    assert s.stats()["img"]["keys"] == 400
+    keys = np.arange(10, dtype=np.uint64) % np.uint64(4)
+    assert _file(s, "ns", keys, np.arange(10)).tolist() == [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]
+    assert _file(s, "other", u64(0), np.array([7])).tolist() == [7]  # one instance per namespace
+    assert (s.stats()["ns"]["keys"], s.stats()["ns"]["bytes"]) == (4, 64)
+    r = KeyState.local(buckets)
+    r.restore(s.snapshot(str(tmp_path), 1, completed=[]))
+    assert _file(r, "ns", u64(3, 9), np.array([50, 51])).tolist() == [3, 51]
+
+
+def test_a_namespace_holds_one_state_type_and_only_public_methods_are_called():
+    b = StateBucket()
+    b.call(FirstValue, "ns", "file", u64(1), np.array([1]))
+
+    class Other(FirstValue):
+        name = "test_other"
+
+    with pytest.raises(TypeError, match="holds a FirstValue, not a Other"):
+        b.call(Other, "ns", "file", u64(1), np.array([1]))
+    with pytest.raises(TypeError, match="only public methods"):
+        b.call(FirstValue, "ns", "__init__")
+    with pytest.raises(TypeError, match=r"not a mdf\.StateType"):
+        b.call(dict, "fresh", "keys")  # type: ignore[arg-type]
+
+
+def test_python_key_set_answers_as_the_native_one(monkeypatch):
+    """Core runs without mdf-kernels: the fallback key set gives the same claims."""
+    import mdf.state.bucket as bucket
+
+    rng = np.random.default_rng(3)
+    batches = [rng.integers(0, 300, size=200).astype(np.uint64) for _ in range(5)]
+    native = KeyState.local(2)
+    monkeypatch.setattr(bucket, "new_key_set", bucket._PySet)
+    fallback = KeyState.local(2)
+    for i, keys in enumerate(batches):
+        slots = np.arange(i * 200, i * 200 + 200, dtype=np.uint64)
+        assert np.array_equal(fallback.claim("ns", keys, "s", slots), native.claim("ns", keys, "s", slots))
+    assert fallback.stats()["ns"]["keys"] == len(np.unique(np.concatenate(batches)))

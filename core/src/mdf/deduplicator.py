@@ -17,11 +17,17 @@ two modes chosen by the ``mode`` parameter of :class:`DedupParams`:
   cluster. Deterministic: the same rows inline and on Ray. ``cluster_column`` adds the cluster's root position.
 
 Null keys never make a row a duplicate.
+
+When "was any key claimed first" is not the question (a near-duplicate within a Hamming distance, a band
+collision checked against the first owner's signature), a deduplicator overrides :meth:`Deduplicator.matches`
+instead: per row, the position of the earlier row it duplicates, asked of its own bucket-side state types
+(:mod:`mdf.state.types`) through ``self.state.request``. It lists those types in ``state_types`` and registers
+them with the ``mdf_register_state_types`` hook. Either way the base class splits the batch and writes the
+reasons (``<name>:<reason>``); no deduplicator touches the split.
 """
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -32,6 +38,7 @@ from mdf.errors import OperatorError
 from mdf.metrics import REASON
 from mdf.operators import BatchContext, Operator, Params
 from mdf.state.cluster import positions as row_positions
+from mdf.state.types import NO_MATCH, StateType
 
 
 class DedupParams(Params):
@@ -52,6 +59,10 @@ class Deduplicator(Operator):
 
     kind = "deduplicator"
     Params = DedupParams
+    reason: ClassVar[str] = "duplicate"
+    """What follows ``<name>:`` in the reason of a dropped row."""
+    state_types: ClassVar[tuple[type[StateType], ...]] = ()
+    """The bucket-side state types :meth:`matches` asks (each registered by ``mdf_register_state_types``)."""
 
     writes: ClassVar[dict[str, str] | None] = {"cluster_column": "integer"}
 
@@ -60,15 +71,27 @@ class Deduplicator(Operator):
         self.state: Any = None
         self.namespace = self.name
 
-    @abstractmethod
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.name and cls.keys is Deduplicator.keys and cls.matches is Deduplicator.matches:
+            raise TypeError(f"deduplicator {cls.__name__} must override keys() or matches()")
+
     def keys(self, batch: pa.RecordBatch) -> pa.Array:
         """Return ``k`` ``uint64`` keys per row, row-major (``k * num_rows`` values; null = no key)."""
+        raise OperatorError(f"deduplicator '{self.name}' has no keys(); it runs in streaming mode through matches()")
 
     def attach_state(self, state: Any, namespace: str | None = None) -> None:
         """Called by the executor: the key-state client and this operator's namespace in it (unique per recipe
         position, so two dedups of the same kind keep separate key sets)."""
         self.state = state
         self.namespace = namespace or self.name
+
+    def matches(self, batch: pa.RecordBatch, rows: np.ndarray) -> np.ndarray | None:
+        """Override for more than first claims: per row, the position (``rows`` holds the batch's own) of the
+        earlier row it duplicates, or :data:`mdf.NO_MATCH` to keep it; ``None`` falls back to claiming
+        :meth:`keys`. Streaming mode only. ``cluster_column`` then gets the matched position (the row's own when
+        kept). Retries must answer as the first time, which the state types' own idempotency provides."""
+        return None
 
     @property
     def mode(self) -> str:
@@ -78,6 +101,11 @@ class Deduplicator(Operator):
         if self.state is None:
             raise OperatorError(f"deduplicator '{self.name}' has no key state attached by the executor")
         n = batch.num_rows
+        if self.mode == "streaming" and n:
+            rows = row_positions(ctx.shard_index, ctx.row_offset, n)
+            match = self.matches(batch, rows)
+            if match is not None:
+                return self._matched(batch, rows, np.asarray(match, dtype=np.uint64))
         keys = self.keys(batch)
         if isinstance(keys, pa.ChunkedArray):
             keys = keys.combine_chunks()
@@ -96,6 +124,17 @@ class Deduplicator(Operator):
         is_new = new.reshape(n, k).all(axis=1)
         return self._split(batch, is_new)
 
+    def _matched(
+        self, batch: pa.RecordBatch, rows: np.ndarray, match: np.ndarray
+    ) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        if match.shape != rows.shape:
+            raise OperatorError(f"deduplicator '{self.name}': matches() gave {len(match)} values for {len(rows)} rows")
+        is_new = match == NO_MATCH
+        column = getattr(self.params, "cluster_column", None)
+        if column:
+            batch = batch.append_column(column, pa.array(np.where(is_new, rows, match), type=pa.uint64()))
+        return self._split(batch, is_new)
+
     def _cluster(
         self, batch: pa.RecordBatch, ctx: BatchContext, values: np.ndarray, valid: np.ndarray, k: int
     ) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
@@ -109,14 +148,12 @@ class Deduplicator(Operator):
             batch = batch.append_column(column, pa.array(roots, type=pa.uint64()))
         return self._split(batch, roots == rows)
 
-    def _split(
-        self, batch: pa.RecordBatch, is_new: np.ndarray, why: str = "duplicate"
-    ) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+    def _split(self, batch: pa.RecordBatch, is_new: np.ndarray) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
         """Kept rows, and the others with reason ``<name>:<why>`` (only the reasons when nothing writes them)."""
         kept_n = int(is_new.sum())
         if kept_n == batch.num_rows:
             return batch, None
-        reason = pa.repeat(pa.scalar(f"{self.name}:{why}"), batch.num_rows - kept_n)
+        reason = pa.repeat(pa.scalar(f"{self.name}:{self.reason}"), batch.num_rows - kept_n)
         if self.keep_rejected:
             dup = batch.filter(pa.array(~is_new)).append_column(REASON, reason)
         else:  # nothing will write the dropped rows: count them by their reason, copy nothing

@@ -60,6 +60,24 @@ def mdf_register_writers(registry: Registry) -> None:
 
 
 @hookspec
+def mdf_register_state_types(registry: Registry) -> None:
+    """Add the plugin's bucket-side state types (subclasses of :class:`mdf.StateType`), keyed by their ``name``.
+
+    A state type is what a deduplicator keeps in the key-state service beyond "was this key claimed first":
+    a Hamming near-index, a store of signatures. The service routes a request's rows to buckets
+    (:meth:`mdf.KeyState.request`), keeps one instance per bucket and namespace, snapshots and restores it with
+    the bucket, inline and in Ray bucket actors alike; the state type answers, idempotently under retries. A
+    deduplicator lists the types it asks in ``state_types``; a type no plugin registers is reported as a load
+    error of the operator's plugin (``mdf plugins``) naming it.
+
+    :param registry: the state-type registry.
+    :return: nothing.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
 def mdf_recipe_loaded(recipe: Recipe) -> Any:
     """Inspect a recipe after it validated and before any work starts.
 

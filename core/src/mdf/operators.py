@@ -17,7 +17,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, get_args
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -73,6 +73,10 @@ class Component:
         return (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
 
 
+CostClass = Literal["model", "embedding", "filter", "cleaning"]
+MediaKind = Literal["text", "image", "audio", "video"]
+
+
 class Operator(Component, ABC):
     """Common part of every operator kind.
 
@@ -83,6 +87,19 @@ class Operator(Component, ABC):
     """
 
     kind: ClassVar[str] = "operator"
+    cost_class: ClassVar[CostClass | None] = None
+    """How heavy a row is for it, read by the partition planner: ``model`` / ``embedding`` (a network per row),
+    ``filter``, ``cleaning``; ``None``: its ``kind`` decides. Heavier pipelines get smaller batches."""
+    modality: ClassVar[MediaKind | None] = None
+    """The kind of media in the columns it reads (``image`` for a pHash refiner); ``None``: plain columns. The
+    partition planner takes the data's modality from what the recipe's operators declare."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for attr, allowed in (("cost_class", CostClass), ("modality", MediaKind)):
+            value = getattr(cls, attr)
+            if value is not None and value not in get_args(allowed):
+                raise TypeError(f"{cls.__name__}.{attr} = {value!r}; use one of {', '.join(get_args(allowed))}")
 
     reads: ClassVar[dict[str, str]] = {}
     """Columns the operator reads and the types it accepts, checked against the input before any work (by

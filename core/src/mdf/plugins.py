@@ -21,10 +21,16 @@ from mdf.errors import PluginError
 from mdf.io.base import Reader, Writer
 from mdf.operators import Operator
 from mdf.registry import BUILTIN, Owner, Registry
+from mdf.state.types import StateType
 
 ENTRY_POINT_GROUP = "mdf"
 DISABLE_ENV = "MDF_DISABLE_PLUGINS"
-_HOOKS = {"mdf_register_operators": "operators", "mdf_register_readers": "readers", "mdf_register_writers": "writers"}
+_HOOKS = {
+    "mdf_register_operators": "operators",
+    "mdf_register_readers": "readers",
+    "mdf_register_writers": "writers",
+    "mdf_register_state_types": "state_types",
+}
 
 
 @dataclass
@@ -41,13 +47,14 @@ class PluginInfo:
 
 @dataclass
 class Plugins:
-    """A loaded plugin manager with its three registries and a report per plugin."""
+    """A loaded plugin manager with its registries and a report per plugin."""
 
     manager: pluggy.PluginManager
     operators: Registry
     readers: Registry
     writers: Registry
     infos: list[PluginInfo]
+    state_types: Registry = field(default_factory=lambda: Registry("state type", StateType))
 
 
 def disabled_names() -> frozenset[str]:
@@ -85,6 +92,7 @@ def _load(disabled: frozenset[str]) -> Plugins:
         "operators": Registry("operator", Operator),
         "readers": Registry("reader", Reader),
         "writers": Registry("writer", Writer),
+        "state_types": Registry("state type", StateType),
     }
     for hook, key in _HOOKS.items():
         registry = regs[key]
@@ -101,10 +109,23 @@ def _load(disabled: frozenset[str]) -> Plugins:
             except Exception as exc:
                 info.error = f"hook {hook} raised {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
             info.contributed.setdefault(key, []).extend(sorted(set(registry.names()) - before))
+    _check_state_types(regs["operators"], regs["state_types"], by_name)
     failed = [Owner(i.name, i.distribution, i.version) for i in infos if i.error]
     for registry in regs.values():
         registry.failed = failed
-    return Plugins(pm, regs["operators"], regs["readers"], regs["writers"], infos)
+    return Plugins(pm, regs["operators"], regs["readers"], regs["writers"], infos, regs["state_types"])
+
+
+def _check_state_types(operators: Registry, state_types: Registry, by_name: dict[str, PluginInfo]) -> None:
+    """A deduplicator whose state type no plugin registers would fail mid-run; report it at load instead."""
+    for name, cls in operators.items():
+        for st in getattr(cls, "state_types", ()):
+            if st.name not in state_types or state_types.get(st.name) is not st:
+                info = by_name[operators.owner(name).plugin]
+                info.error = (
+                    f"operator '{name}' uses state type {st.__module__}.{st.__name__} ('{st.name}'), which no "
+                    "plugin registers; add registry.add(...) for it in an mdf_register_state_types hook"
+                )
 
 
 def load_plugins() -> Plugins:

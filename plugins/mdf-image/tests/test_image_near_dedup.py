@@ -7,11 +7,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mdf.errors import OperatorError
+from mdf import BatchContext, KeyState, OperatorError
 from mdf.executor import run_recipe
-from mdf.operators import BatchContext
 from mdf.recipe import parse_recipe
-from mdf.state import KeyState
 from mdf.testing import check_operator_contract, read_output, run_operator
 from mdf_image.ops.near_dedup import ImageNearDedup
 from mdf_image.ops.phash import ImagePhashRefiner

@@ -30,6 +30,7 @@ class DataProfile:
     shard_rows: list[int]
     media_columns: dict[str, tuple[str, float]] = field(default_factory=dict)
     largest_row_group: tuple[int, float] = (0, 0.0)  # (rows, uncompressed bytes); Parquet only
+    declared_by: list[str] = field(default_factory=list)  # operators whose declared modality decided it
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,8 @@ def decide(
     fired: list[Rule] = list(rules or [])
     cfg = MODALITIES[profile.modality]
     why = ", ".join(f"column {c}: {s:.0%} {k}" for c, (k, s) in profile.media_columns.items()) or "no media columns"
+    if profile.declared_by:
+        why = f"declared by {', '.join(profile.declared_by)}"
     numbers = {"multiplier": cfg.memory_multiplier, "default_rows": cfg.default_rows, "max_rows": cfg.max_rows}
     fired.append(Rule("modality", f"{profile.modality} ({why}): memory x{cfg.memory_multiplier:g}", numbers))
     fired.append(

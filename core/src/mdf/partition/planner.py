@@ -48,22 +48,50 @@ def system_resources(available_bytes: float | None = None, cores: int | None = N
 def operator_costs(recipe: Recipe, plugins: Plugins) -> list[OperatorCost]:
     """Each operator's complexity weight, from its class alone (nothing is constructed).
 
-    An operator class may set ``cost_class`` to ``"model"`` or ``"embedding"`` (weight 0.3), ``"filter"``
-    (0.2) or ``"cleaning"`` (0.1) to describe its cost better than its ``kind`` does; without it, ``kind``
-    decides (``filter`` and ``deduplicator`` 0.2, ``refiner`` 0.1).
+    :attr:`mdf.Operator.cost_class` ``"model"`` or ``"embedding"`` weighs 0.3, ``"filter"`` 0.2, ``"cleaning"``
+    0.1; without it, ``kind`` decides (``filter`` and ``deduplicator`` 0.2, ``refiner`` 0.1).
     """
     out = []
     for i, stage in enumerate(recipe.stages):
         for j, spec in enumerate(stage.operators):
             cls = plugins.operators.get(spec.name, f"stages[{i}].operators[{j}]")
-            weight = operator_weight(getattr(cls, "kind", ""), getattr(cls, "cost_class", None))
+            weight = operator_weight(cls.kind, cls.cost_class)
             out.append(OperatorCost(stage.name, spec.name, weight))
     return out
 
 
-def profile_sample(sample: Sample, shards: list[Shard]) -> tuple[DataProfile, list[Rule]]:
-    """Reduce a sample to the numbers the rules need; notes on referenced media files become rules."""
-    modality, media = detect_modality(sample.table) if sample.table is not None else (Modality.TEXT, {})
+def declared_modality(recipe: Recipe, plugins: Plugins) -> tuple[Modality | None, list[str]]:
+    """The modality the recipe's operators declare (:attr:`mdf.Operator.modality`) and who declares media.
+
+    ``None`` when no operator says: then the planner looks at the sampled bytes instead."""
+    kinds: dict[str, list[str]] = {}
+    for i, stage in enumerate(recipe.stages):
+        for j, spec in enumerate(stage.operators):
+            cls = plugins.operators.get(spec.name, f"stages[{i}].operators[{j}]")
+            if cls.modality is not None:
+                kinds.setdefault(cls.modality, []).append(spec.name)
+    media = {k: v for k, v in kinds.items() if k != "text"}
+    if not kinds:
+        return None, []
+    if not media:
+        return Modality.TEXT, kinds["text"]
+    names = [n for v in media.values() for n in v]
+    return (Modality(next(iter(media))) if len(media) == 1 else Modality.MULTIMODAL), names
+
+
+def profile_sample(
+    sample: Sample, shards: list[Shard], declared: tuple[Modality | None, list[str]] = (None, [])
+) -> tuple[DataProfile, list[Rule]]:
+    """Reduce a sample to the numbers the rules need; notes on referenced media files become rules.
+
+    The modality is what the operators declare (``declared``); only a recipe whose operators declare none has
+    its sample's columns inspected (magic bytes, file extensions)."""
+    if declared[0] is not None:
+        modality, media = declared[0], {}
+    elif sample.table is not None:
+        modality, media = detect_modality(sample.table)
+    else:
+        modality, media = Modality.TEXT, {}
     rules: list[Rule] = []
     files = sample.files
     if files.found or files.missing or files.remote:
@@ -92,6 +120,7 @@ def profile_sample(sample: Sample, shards: list[Shard]) -> tuple[DataProfile, li
         seed_estimate_bytes=mean_chars * 2.0,
         shard_rows=shard_rows,
         media_columns=media,
+        declared_by=declared[1] if declared[0] is not None else [],
         largest_row_group=sample.largest_row_group,
     )
     return profile, rules
@@ -119,7 +148,7 @@ def plan_partitions(
     """
     plugins = plugins or load_plugins()
     sample = draw_sample(reader, shards, seed=seed)
-    profile, notes = profile_sample(sample, shards)
+    profile, notes = profile_sample(sample, shards, declared_modality(recipe, plugins))
     measured = []
     if measure and sample.table is not None and sample.table.num_rows:
         from mdf.partition.measure import measure_stages

@@ -10,8 +10,8 @@ A bucket answers three kinds of request, each for a *namespace* (one deduplicati
   shards whose output is committed; they are never retried.
 * ``collect`` / ``edges`` / ``set_roots`` / ``lookup`` (cluster dedup): pass one records ``(key, position)``
   pairs; the driver turns them into clusters (:mod:`mdf.state.cluster`); pass two asks which positions survive.
-* ``nearest`` (Hamming near-dedup, e.g. of image hashes): multi-index hashing in an ``mdf_kernels.NearIndex``;
-  for each block key, the first earlier row whose hash is within the distance (idempotent per position too).
+* ``call``: a method of a plugin's state type (:mod:`mdf.state.types`, e.g. a plugin's near-duplicate index),
+  one instance per namespace; the bucket knows nothing of what it holds beyond ``stats`` and pickling.
 * ``snapshot`` / ``restore``: the whole bucket as one file, so a resumed run keeps what it had seen.
 
 It is a plain class: the inline executor calls it directly and the Ray executor runs one actor per bucket.
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from mdf.state.payloads import PayloadStore
+from mdf.state.types import StateType
 
 
 def new_key_set() -> Any:
@@ -87,9 +87,6 @@ class _Memo:
         np.bitwise_or.at(self.bits, slots >> 3, np.left_shift(1, slots & 7).astype(np.uint8))
 
 
-NO_MATCH = np.uint64(np.iinfo(np.uint64).max)
-
-
 class StateBucket:
     def __init__(self, index: int = 0) -> None:
         self.index = index
@@ -97,8 +94,7 @@ class StateBucket:
         self.memos: dict[str, dict[str, _Memo]] = {}
         self.collected: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         self.roots: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self.near: dict[str, Any] = {}
-        self.payloads: dict[str, PayloadStore] = {}
+        self.custom: dict[str, StateType] = {}  # namespace -> a plugin's state (see mdf.state.types)
 
     # -- streaming ----------------------------------------------------------------------------------------
     def claim(self, namespace: str, keys: np.ndarray, slots: np.ndarray, shard: str) -> np.ndarray:
@@ -118,39 +114,22 @@ class StateBucket:
             for shard in shards:
                 memos.pop(shard, None)
 
-    # -- near duplicates by Hamming distance ---------------------------------------------------------------------
-    def nearest(
-        self,
-        namespace: str,
-        keys: np.ndarray,
-        hashes: np.ndarray,
-        positions: np.ndarray,
-        max_distance: int,
-        stride: int = 1,
-    ) -> np.ndarray:
-        """Per key: the smallest earlier position within ``max_distance`` bits (not of the same row, rows being
-        ``position // stride``), or ``NO_MATCH``."""
-        index = self.near.get(namespace)
-        if index is None:
-            from mdf_kernels import NearIndex  # the image plugin that calls this depends on mdf-kernels
-
-            index = self.near[namespace] = NearIndex()
-        u64 = pa.uint64()
-        found = index.query_insert(
-            pa.array(keys, u64), pa.array(hashes, u64), pa.array(positions, u64), max_distance, stride
-        )
-        return found.fill_null(NO_MATCH).to_numpy(zero_copy_only=False)
-
-    # -- per-row payloads (a verifying dedup's signatures) -------------------------------------------------------
-    def put_payloads(self, namespace: str, positions: np.ndarray, rows: np.ndarray) -> None:
-        store = self.payloads.get(namespace)
-        if store is None:
-            store = self.payloads[namespace] = PayloadStore(rows.shape[1])
-        store.put(positions, rows)
-
-    def get_payloads(self, namespace: str, positions: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-        store = self.payloads.get(namespace) or PayloadStore(width)
-        return store.get(positions)
+    # -- plugin state types ---------------------------------------------------------------------------------
+    def call(self, state_type: type[StateType], namespace: str, method: str, *args: Any) -> Any:
+        """``method(*args)`` on this bucket's ``state_type`` instance for ``namespace`` (made on first use)."""
+        state = self.custom.get(namespace)
+        if state is None:
+            if not (isinstance(state_type, type) and issubclass(state_type, StateType)):
+                raise TypeError(f"{state_type!r} is not a mdf.StateType subclass")
+            state = self.custom[namespace] = state_type()
+        elif type(state) is not state_type:
+            raise TypeError(
+                f"namespace '{namespace}' holds a {type(state).__name__}, not a {state_type.__name__}; "
+                "use one namespace per state type"
+            )
+        if method.startswith("_"):
+            raise TypeError(f"{state_type.__name__}.{method}: only public methods of a state type can be called")
+        return getattr(state, method)(*args)
 
     # -- cluster --------------------------------------------------------------------------------------------
     def collect(self, namespace: str, keys: np.ndarray, positions: np.ndarray) -> None:
@@ -189,8 +168,7 @@ class StateBucket:
         state = {
             "index": self.index,
             "sets": self.sets,
-            "near": self.near,
-            "payloads": self.payloads,
+            "custom": self.custom,
             "memos": {ns: {s: m.bits for s, m in memos.items()} for ns, memos in self.memos.items()},
         }
         tmp = f"{path}.tmp"
@@ -204,8 +182,7 @@ class StateBucket:
             state = pickle.load(f)  # our own file, written by snapshot() above
         self.index = state["index"]
         self.sets = state["sets"]
-        self.near = state.get("near", {})
-        self.payloads = state.get("payloads", {})
+        self.custom = state.get("custom", {})
         self.memos = {}
         for ns, memos in state["memos"].items():
             for shard, bits in memos.items():
@@ -218,8 +195,7 @@ class StateBucket:
         for ns, key_set in self.sets.items():
             memo_bytes = sum(m.bits.nbytes for m in self.memos.get(ns, {}).values())
             out[ns] = {"keys": len(key_set), "bytes": int(key_set.memory_bytes()) + memo_bytes}
-        for ns, index in self.near.items():
-            out[ns] = {"keys": len(index), "bytes": int(index.memory_bytes())}
-        for ns, store in self.payloads.items():
-            out[ns] = {"keys": len(store), "bytes": store.nbytes()}
+        for ns, state in self.custom.items():
+            items, nbytes = state.stats()
+            out[ns] = {"keys": int(items), "bytes": int(nbytes)}
         return out

@@ -2,8 +2,9 @@
 
 :class:`KeyState` holds the buckets (plain :class:`~mdf.state.bucket.StateBucket` objects inline, Ray actor
 handles on Ray) and routes: ``claim``/``collect`` by ``key % num_buckets``, ``lookup`` by
-``position % num_buckets``. On Ray the per-bucket requests of one batch are all submitted before any is
-awaited, so they run in parallel and a batch costs one round trip. The object is small and picklable (handles
+``position % num_buckets``, a plugin's :meth:`KeyState.request` by the route it gives. On Ray the per-bucket
+requests of one batch are all submitted before any is awaited, so they run in parallel and a batch costs one
+round trip. The object is small and picklable (handles
 only), so the driver hands the same one to every stage replica.
 
 The driver-side methods (``finalize``, ``snapshot``, ``restore``, ``stats``, ``forget_shards``) are called by
@@ -20,6 +21,7 @@ import numpy as np
 
 from mdf.state.bucket import StateBucket
 from mdf.state.cluster import components
+from mdf.state.types import StateType
 
 KEYS_PER_BUCKET = 50_000_000  # the seed's guideline is 10-100 M keys a bucket; the middle of it
 
@@ -75,56 +77,52 @@ class KeyState:
         return [(b, order[bounds[b] : bounds[b + 1]]) for b in range(n) if bounds[b + 1] > bounds[b]]
 
     def _routed(
-        self, method: str, namespace: str, route: np.ndarray, arrays: tuple[np.ndarray, ...], *extra: Any
+        self,
+        method: str,
+        namespace: str,
+        route: np.ndarray,
+        arrays: tuple[np.ndarray, ...],
+        *extra: Any,
+        state_type: type[StateType] | None = None,
     ) -> list[tuple[np.ndarray, Any]]:
         """Call ``method(namespace, *arrays, *extra)`` on each bucket, every array cut to the rows ``route``
-        (``value % num_buckets``) sends there, all calls in flight at once; ``(row indices, result)`` each."""
+        (``value % num_buckets``) sends there, all calls in flight at once; ``(row indices, result)`` each.
+        With ``state_type``, the bucket's ``call`` runs ``method`` on that state type's instance instead."""
         parts = self._split(route)
-        results = self._call([(b, method, (namespace, *(a[ix] for a in arrays), *extra)) for b, ix in parts])
+        if state_type is None:
+            calls = [(b, method, (namespace, *(a[ix] for a in arrays), *extra)) for b, ix in parts]
+        else:
+            calls = [(b, "call", (state_type, namespace, method, *(a[ix] for a in arrays), *extra)) for b, ix in parts]
+        results = self._call(calls)
         return [(ix, res) for (_, ix), res in zip(parts, results, strict=True)]
-
-    @staticmethod
-    def _scatter(pieces: list[tuple[np.ndarray, Any]], out: np.ndarray) -> np.ndarray:
-        for ix, res in pieces:
-            out[ix] = res
-        return out
 
     # -- what operators call ---------------------------------------------------------------------------------
     def claim(self, namespace: str, keys: np.ndarray, shard: str, slots: np.ndarray) -> np.ndarray:
         """``new[i]``: ``keys[i]`` was not claimed by another claimant (``shard``, ``slots[i]``) before."""
         pieces = self._routed("claim", namespace, keys, (keys, slots), shard)
-        return self._scatter(pieces, np.zeros(len(keys), dtype=bool))
+        return self.gather(pieces, np.zeros(len(keys), dtype=bool))
 
-    def nearest(
+    def request(
         self,
+        state_type: type[StateType],
         namespace: str,
-        keys: np.ndarray,
-        hashes: np.ndarray,
-        positions: np.ndarray,
-        max_distance: int,
-        stride: int = 1,
-    ) -> np.ndarray:
-        """Hamming near-dedup: ``keys`` holds ``k`` block keys per hash (row-major), ``hashes`` and
-        ``positions`` one per hash. Returns per hash the smallest position of an earlier hash within
-        ``max_distance`` bits sharing one of its keys, or ``NO_MATCH``; every hash is inserted. With
-        ``stride > 1`` a row owns several hashes (positions ``row * stride + c``) that never match each other."""
-        n = len(hashes)
-        k = len(keys) // n if n else 1
-        arrays = (keys, np.repeat(hashes, k), np.repeat(positions, k))
-        pieces = self._routed("nearest", namespace, keys, arrays, max_distance, stride)
-        found = self._scatter(pieces, np.empty(len(keys), dtype=np.uint64))
-        return found.reshape(n, k).min(axis=1) if n else found
+        method: str,
+        route: np.ndarray,
+        arrays: tuple[np.ndarray, ...],
+        *extra: Any,
+    ) -> list[tuple[np.ndarray, Any]]:
+        """Call ``state_type.method(*arrays, *extra)`` in every bucket that ``route % num_buckets`` sends rows to,
+        each array cut to those rows (in input order), all buckets at once. Returns ``(row indices, result)`` per
+        bucket; :meth:`gather` puts per-row results back in input order. ``namespace`` picks the instance (one
+        per operator and state type, e.g. ``f"{op.namespace}/sigs"``)."""
+        return self._routed(method, namespace, route, arrays, *extra, state_type=state_type)
 
-    def put_payloads(self, namespace: str, positions: np.ndarray, rows: np.ndarray) -> None:
-        """Store one fixed-width byte row per position (bucket by ``position % num_buckets``)."""
-        self._routed("put_payloads", namespace, positions, (positions, rows))
-
-    def get_payloads(self, namespace: str, positions: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, found)`` for ``positions`` stored with :meth:`put_payloads`."""
-        pieces = self._routed("get_payloads", namespace, positions, (positions,), width)
-        rows = self._scatter([(ix, r) for ix, (r, _) in pieces], np.zeros((len(positions), width), dtype=np.uint8))
-        found = self._scatter([(ix, f) for ix, (_, f) in pieces], np.zeros(len(positions), dtype=bool))
-        return rows, found
+    @staticmethod
+    def gather(pieces: list[tuple[np.ndarray, Any]], out: np.ndarray) -> np.ndarray:
+        """Write each bucket's per-row results into ``out`` at its row indices; return ``out``."""
+        for ix, res in pieces:
+            out[ix] = res
+        return out
 
     def cluster(
         self, namespace: str, keys: np.ndarray, key_positions: np.ndarray, row_positions: np.ndarray
@@ -134,7 +132,7 @@ class KeyState:
             self._routed("collect", namespace, keys, (keys, key_positions))
             return None
         pieces = self._routed("lookup", namespace, row_positions, (row_positions,))
-        return self._scatter(pieces, np.empty(len(row_positions), dtype=np.uint64))
+        return self.gather(pieces, np.empty(len(row_positions), dtype=np.uint64))
 
     # -- what executors call ---------------------------------------------------------------------------------
     def finalize(self, namespace: str) -> dict[str, int]:

@@ -1,14 +1,20 @@
-"""Entry point ``dedup``: registers the deduplicators."""
+"""Entry point ``dedup``: registers the deduplicators and the state types minhash_dedup(verify) asks."""
 
 from __future__ import annotations
 
-from mdf import hookimpl
-from mdf.registry import Registry
+from mdf import Registry, hookimpl
 from mdf_dedup.ops.exact import ExactDedup
 from mdf_dedup.ops.minhash import MinHashDedup
+from mdf_dedup.state import BandOwners, Signatures
 
 
 @hookimpl
 def mdf_register_operators(registry: Registry) -> None:
     registry.add(ExactDedup)
     registry.add(MinHashDedup)
+
+
+@hookimpl
+def mdf_register_state_types(registry: Registry) -> None:
+    registry.add(BandOwners)
+    registry.add(Signatures)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from mdf import hookimpl
-from mdf.registry import Registry
+from mdf import Registry, hookimpl
 from mdf_image.io.folder import ImageFolderReader
 from mdf_image.io.laion import LaionParquetReader
 from mdf_image.io.webdataset import WebDatasetReader
@@ -12,6 +11,7 @@ from mdf_image.ops.metadata import ImageMetadataRefiner
 from mdf_image.ops.near_dedup import ImageNearDedup
 from mdf_image.ops.phash import ImagePhashRefiner
 from mdf_image.ops.quality import ImageQualityFilter, ImageTechnicalQualityRefiner
+from mdf_image.state import NearIndexState
 
 
 @hookimpl
@@ -22,6 +22,11 @@ def mdf_register_operators(registry: Registry) -> None:
     registry.add(ImagePhashRefiner)
     registry.add(ImageNearDedup)
     registry.add(ImageEmbeddingRefiner)
+
+
+@hookimpl
+def mdf_register_state_types(registry: Registry) -> None:
+    registry.add(NearIndexState)
 
 
 @hookimpl

@@ -6,8 +6,7 @@ when a reader or operator that needs them is built, so the plugin and its other 
 
 from __future__ import annotations
 
-from mdf import hookimpl
-from mdf.registry import Registry
+from mdf import Registry, hookimpl
 from mdf_text.io.warc import WarcReader
 from mdf_text.ops.language import LanguageFilter, LanguageIdRefiner
 from mdf_text.ops.length import TextLengthFilter

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
+import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
-from mdf import BatchContext, Deduplicator, DedupParams, OperatorError
+from mdf import Deduplicator, DedupParams
+from mdf_dedup.state import BandOwners, Signatures
 
 
 class MinHashDedup(Deduplicator):
@@ -24,6 +26,7 @@ class MinHashDedup(Deduplicator):
     name = "minhash_dedup"
     reads = {"column": "string"}
     requires = {"mdf_kernels": "mdf-kernels"}
+    state_types = (BandOwners, Signatures)
 
     class Params(DedupParams):
         column: str = Field("text", description="text column")
@@ -75,12 +78,11 @@ class MinHashDedup(Deduplicator):
 
         return lsh_band_keys(self.signatures(batch), self.bands, self.rows)
 
-    def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+    def matches(self, batch: pa.RecordBatch, rows: np.ndarray) -> np.ndarray | None:
+        """With ``verify``: band collisions confirmed by the signatures (:mod:`mdf_dedup.ops.verify`); without
+        it, ``None``: the base class claims the band keys."""
         if not self.params.verify:
-            return super()._apply(batch, ctx)
-        from mdf_dedup.ops.verify import verified_duplicates
+            return None
+        from mdf_dedup.ops.verify import verified_matches
 
-        if self.state is None:
-            raise OperatorError(f"deduplicator '{self.name}' has no key state attached by the executor")
-        dup = verified_duplicates(self, batch, ctx)
-        return self._split(batch, ~dup)
+        return verified_matches(self, batch, rows)

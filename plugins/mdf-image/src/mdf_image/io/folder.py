@@ -17,8 +17,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 from pydantic import Field
 
-from mdf import REASON, Params, Reader, Shard
-from mdf.errors import InputError, RecipeError
+from mdf import REASON, InputError, Params, Reader, RecipeError, Shard
 
 IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "gif")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

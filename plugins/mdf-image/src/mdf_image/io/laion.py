@@ -15,9 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import Field
 
-from mdf import REASON, Params, Reader, Shard
-from mdf.errors import InputError, RecipeError
-from mdf.io.parquet import ParquetReader
+from mdf import REASON, InputError, Params, ParquetReader, Reader, RecipeError, Shard
 
 
 class LaionParquetReader(Reader):

@@ -17,9 +17,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 from pydantic import Field
 
-from mdf import REASON, Params, Reader, Shard
-from mdf.errors import RecipeError
-from mdf.io.sharding import expand_paths, shard_ids
+from mdf import REASON, Params, Reader, RecipeError, Shard, expand_paths, shard_ids
 
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 SCHEMA = pa.schema([("id", pa.string()), ("image", pa.large_binary()), ("caption", pa.string()), ("json", pa.string())])

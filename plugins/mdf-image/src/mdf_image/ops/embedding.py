@@ -21,8 +21,7 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
-from mdf import REASON, Params, Refiner
-from mdf.errors import OperatorError
+from mdf import REASON, OperatorError, Params, Refiner
 from mdf_image.ops.decode import decode_rgb
 from mdf_image.ops.native import image_column, kernel, with_columns
 
@@ -36,6 +35,8 @@ class ImageEmbeddingRefiner(Refiner):
     reads = {"column": "binary"}
     writes = {"output_column": "list"}
     requires = {"torch": "torch", "transformers": "transformers", "PIL": "pillow"}
+    cost_class = "embedding"
+    modality = "image"
 
     class Params(Params):
         model_path: str = Field(description="local folder with the model (save_pretrained) and its image processor")

@@ -13,9 +13,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdf import Refiner
-from mdf.errors import MissingDependencyError, OperatorError
-from mdf.metrics import REASON
+from mdf import REASON, MissingDependencyError, OperatorError, Refiner
 
 KERNELS = {"mdf_kernels": "mdf-kernels"}
 """``requires`` of every operator that decodes: the import name and the pip spec that provides it."""
@@ -84,6 +82,7 @@ class KernelRefiner(Refiner):
     columns: ClassVar[tuple[str, ...]] = ()
     requires = KERNELS
     reads: ClassVar[dict[str, str]] = {"column": "binary"}
+    modality = "image"  # it decodes the encoded images of ``column``: the planner sizes batches for images
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

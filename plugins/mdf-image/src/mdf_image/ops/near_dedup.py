@@ -8,9 +8,8 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
-from mdf import BatchContext, Deduplicator, DedupParams, OperatorError
-from mdf.state.bucket import NO_MATCH
-from mdf.state.cluster import positions as row_positions
+from mdf import NO_MATCH, Deduplicator, DedupParams, OperatorError
+from mdf_image.state import NearIndexState, nearest
 
 
 class ImageNearDedup(Deduplicator):
@@ -32,6 +31,8 @@ class ImageNearDedup(Deduplicator):
     name = "image_near_dedup"
     reads = {"hash_columns": "integer"}
     requires = {"mdf_kernels": "mdf-kernels"}
+    reason = "near_duplicate"
+    state_types = (NearIndexState,)
 
     class Params(DedupParams):
         hash_columns: list[str] = Field(
@@ -47,12 +48,6 @@ class ImageNearDedup(Deduplicator):
                 raise ValueError("image_near_dedup runs in mode: streaming only; remove mode: cluster")
             return self
 
-    def keys(self, batch: pa.RecordBatch) -> pa.Array:
-        """The block keys of the first hash column (``k = max_hamming + 1`` per row)."""
-        from mdf_kernels import mih_block_keys
-
-        return mih_block_keys(self._hashes(batch, self.params.hash_columns[0]), self.params.max_hamming)
-
     def _hashes(self, batch: pa.RecordBatch, column: str) -> pa.Array:
         if column not in batch.schema.names:
             raise OperatorError(
@@ -62,13 +57,12 @@ class ImageNearDedup(Deduplicator):
         col = batch.column(column)
         return (col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col).cast(pa.uint64())
 
-    def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+    def matches(self, batch: pa.RecordBatch, rows: np.ndarray) -> np.ndarray:
+        """Per row: the position of the earliest filed row with a hash within ``max_hamming`` bits of any of
+        this row's hashes, or ``NO_MATCH``."""
         from mdf_kernels import mih_block_keys
 
-        if self.state is None:
-            raise OperatorError("image_near_dedup has no key state attached by the executor")
         n, d, m = batch.num_rows, self.params.max_hamming, len(self.params.hash_columns)
-        rows = row_positions(ctx.shard_index, ctx.row_offset, n)
         # one entry per (row, hash column), row-major, at position row * m + c: a row's hashes share one index,
         # so a copy's phash meets the original's phash_crop, but never match each other (stride m)
         cols = [self._hashes(batch, c) for c in self.params.hash_columns]
@@ -79,10 +73,6 @@ class ImageNearDedup(Deduplicator):
         if valid.any():
             hashes = pa.array(values[valid], pa.uint64())
             keys = mih_block_keys(hashes, d).to_numpy(zero_copy_only=False)
-            found = self.state.nearest(self.namespace, keys, values[valid], entries, d, stride=m)
+            found = nearest(self.state, self.namespace, keys, values[valid], entries, d, stride=m)
             match[valid] = np.where(found == NO_MATCH, NO_MATCH, found // np.uint64(m))
-        match = match.reshape(n, m).min(axis=1)
-        is_new = match == NO_MATCH
-        if self.params.cluster_column:
-            batch = batch.append_column(self.params.cluster_column, pa.array(np.where(is_new, rows, match)))
-        return self._split(batch, is_new, "near_duplicate")
+        return match.reshape(n, m).min(axis=1)

@@ -14,8 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
-from mdf import Filter, Params
-from mdf.errors import OperatorError
+from mdf import Filter, OperatorError, Params
 from mdf_image.ops.native import KernelRefiner
 
 QUALITY_COLUMNS = ("sharpness", "entropy", "brightness", "contrast", "colorfulness", "blockiness")

@@ -15,8 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, FilePath, model_validator
 
-from mdf import Filter, Params
-from mdf.errors import MissingDependencyError
+from mdf import Filter, MissingDependencyError, Params
 
 # scheme (optional, "//" required), optional userinfo, then the host: a bracketed IPv6 literal or up to : / ? #
 _HOST_RE = r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//(?:[^@/?#]*@)?(?P<host>\[[^\]/?#]*\]|[^:/?#\[\]]*)"
