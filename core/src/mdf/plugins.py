@@ -1,5 +1,9 @@
 """The one plugin-manager factory: built-ins first, then entry points of group ``mdf``.
 
+The built-ins (``mdf.builtin``: Parquet/JSONL readers and writers, the inline and Ray executors) are a plugin
+of the distribution mdf-core, found through its own entry point like any other, so the plugin manager depends
+on no implementation and the executors may use the plugin manager without an import loop.
+
 Nothing is imported or registered at import time of :mod:`mdf`; the first caller of :func:`load_plugins`
 pays for it once per process. A plugin that fails to import, or whose hook raises, is recorded with its
 error (``mdf plugins`` shows it) and skipped, so one broken package never takes the others down.
@@ -12,19 +16,27 @@ import os
 import traceback
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import pluggy
 from importlib_metadata import entry_points
 
 from mdf import hookspecs
 from mdf.errors import PluginError
+from mdf.executor.api import Executor
 from mdf.io.base import Reader, Writer
 from mdf.operators import Operator
 from mdf.registry import BUILTIN, Owner, Registry
 
 ENTRY_POINT_GROUP = "mdf"
 DISABLE_ENV = "MDF_DISABLE_PLUGINS"
-_HOOKS = {"mdf_register_operators": "operators", "mdf_register_readers": "readers", "mdf_register_writers": "writers"}
+BUILTIN_ENTRY_POINT = "builtin"
+_HOOKS = {
+    "mdf_register_operators": "operators",
+    "mdf_register_readers": "readers",
+    "mdf_register_writers": "writers",
+    "mdf_register_executors": "executors",
+}
 
 
 @dataclass
@@ -41,13 +53,14 @@ class PluginInfo:
 
 @dataclass
 class Plugins:
-    """A loaded plugin manager with its three registries and a report per plugin."""
+    """A loaded plugin manager with its registries and a report per plugin."""
 
     manager: pluggy.PluginManager
     operators: Registry
     readers: Registry
     writers: Registry
     infos: list[PluginInfo]
+    executors: Registry = field(default_factory=lambda: Registry("executor", Executor))
 
 
 def disabled_names() -> frozenset[str]:
@@ -56,17 +69,18 @@ def disabled_names() -> frozenset[str]:
 
 def get_plugin_manager(disabled: frozenset[str] = frozenset()) -> tuple[pluggy.PluginManager, list[PluginInfo]]:
     """Create a plugin manager with the built-ins and every importable, non-disabled entry point."""
-    from mdf import builtin
-
     pm = pluggy.PluginManager("mdf")
     pm.add_hookspecs(hookspecs)
-    pm.register(builtin, name="builtin")
-    infos = [PluginInfo("builtin", BUILTIN.distribution, _version("mdf-core"))]
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    infos = []
+
+    def builtin_first(ep: Any) -> tuple[bool, str]:
+        return (not _is_builtin(ep), ep.name)
+
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=builtin_first):
         dist = ep.dist.name if ep.dist else "?"
         info = PluginInfo(ep.name, dist, ep.dist.version if ep.dist else "?")
         infos.append(info)
-        if ep.name in disabled:
+        if ep.name in disabled and not _is_builtin(ep):
             info.disabled = True
             continue
         try:
@@ -85,6 +99,7 @@ def _load(disabled: frozenset[str]) -> Plugins:
         "operators": Registry("operator", Operator),
         "readers": Registry("reader", Reader),
         "writers": Registry("writer", Writer),
+        "executors": Registry("executor", Executor),
     }
     for hook, key in _HOOKS.items():
         registry = regs[key]
@@ -101,7 +116,7 @@ def _load(disabled: frozenset[str]) -> Plugins:
             except Exception as exc:
                 info.error = f"hook {hook} raised {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
             info.contributed.setdefault(key, []).extend(sorted(set(registry.names()) - before))
-    return Plugins(pm, regs["operators"], regs["readers"], regs["writers"], infos)
+    return Plugins(pm, regs["operators"], regs["readers"], regs["writers"], infos, regs["executors"])
 
 
 def load_plugins() -> Plugins:
@@ -109,10 +124,5 @@ def load_plugins() -> Plugins:
     return _load(disabled_names())
 
 
-def _version(dist: str) -> str:
-    from importlib_metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "dev"
+def _is_builtin(ep: Any) -> bool:
+    return bool(ep.name == BUILTIN_ENTRY_POINT and ep.dist is not None and ep.dist.name == BUILTIN.distribution)

@@ -25,7 +25,7 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool) 
     console = Console(stderr=True)
     parsed = load_recipe(recipe, [*overrides, *(["executor.resume=true"] if resume else [])])
     progress = None if quiet else LiveProgress(console)
-    metrics = run_recipe(parsed, progress=progress)
+    metrics = run_recipe(parsed, progress=progress, announce=None if quiet else console.print)
     if not quiet:
         Console(width=max(Console().width, 140)).print(metrics_table(metrics))
         out = os.path.join(str(parsed.writer.params.get("path", ".")), "metrics.json")

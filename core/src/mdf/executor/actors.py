@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from mdf.executor.base import Outputs, build_stage, run_chain
 from mdf.executor.passes import attach_state
+from mdf.executor.threads import prefetch
 from mdf.io.base import Shard
 from mdf.metrics import OperatorMetrics, count_reasons
 from mdf.operators import BatchContext, split_rejected
@@ -49,8 +50,6 @@ class Loader:
             yield shard, count, offset, None  # end of shard: ``count`` batches were sent
 
     def _prefetched(self) -> Iterator[tuple[Shard, int, int, pa.RecordBatch | None]]:
-        from mdf.executor.inline import prefetch
-
         yield from prefetch(self._batches())
 
     def next(self) -> tuple[dict[str, Any], Payload | None]:

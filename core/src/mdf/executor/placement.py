@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mdf.errors import MdfError
-from mdf.recipe import ExecutorSpec, ResourcesSpec, StageSpec
+from mdf.executor.ray_params import RayParams
+from mdf.recipe import ResourcesSpec, StageSpec
 
 
 class PlacementError(MdfError):
@@ -36,7 +37,7 @@ class RaySession:
             ray.shutdown()
 
 
-def connect(spec: ExecutorSpec, log_dir: str) -> RaySession:
+def connect(spec: RayParams, log_dir: str) -> RaySession:
     """Join ``address`` / ``RAY_ADDRESS`` when given, else start a quiet local Ray bound to 127.0.0.1."""
     address = spec.address or os.environ.get("RAY_ADDRESS")
     if not address and "ray" not in sys.modules:
@@ -122,7 +123,7 @@ def _take(free: dict[str, float], need: dict[str, float]) -> None:
         free[k] = free.get(k, 0.0) - v
 
 
-def actor_options(res: ResourcesSpec, spec: ExecutorSpec, name: str) -> dict[str, Any]:
+def actor_options(res: ResourcesSpec, spec: RayParams, name: str) -> dict[str, Any]:
     opts: dict[str, Any] = {
         "num_cpus": res.cpu,
         "num_gpus": res.gpu,
