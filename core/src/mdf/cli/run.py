@@ -25,11 +25,14 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool) 
     console = Console(stderr=True)
     parsed = load_recipe(recipe, [*overrides, *(["executor.resume=true"] if resume else [])])
     progress = None if quiet else LiveProgress(console)
-    metrics = run_recipe(parsed, progress=progress, announce=None if quiet else console.print)
+    announce = None if quiet else (lambda line: console.print(line, soft_wrap=True, highlight=False))
+    metrics = run_recipe(parsed, progress=progress, announce=announce)
     if not quiet:
         Console(width=max(Console().width, 140)).print(metrics_table(metrics))
         out = os.path.join(str(parsed.writer.params.get("path", ".")), "metrics.json")
-        console.print(f"metrics: {out}")
+        console.print(f"metrics: {out}", soft_wrap=True, highlight=False)
+        if metrics.extra.get("ray_logs"):
+            console.print(f"ray logs: {metrics.extra['ray_logs']}", soft_wrap=True, highlight=False)
     if not metrics.balanced:
         raise click.ClickException(
             f"row accounting mismatch: {metrics.rows_read} read != {metrics.rows_written} kept + "

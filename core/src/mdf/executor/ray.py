@@ -18,7 +18,6 @@ its last batch is written, so the files are the inline executor's, byte for byte
 
 from __future__ import annotations
 
-import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from mdf.errors import MissingDependencyError
 from mdf.executor import actors
 from mdf.executor.api import Executor
 from mdf.executor.passes import run_passes
-from mdf.executor.placement import actor_options, connect, fuse_groups, plan_replicas
+from mdf.executor.placement import actor_options, cluster_address, connect, fuse_groups, plan_replicas
 from mdf.executor.plan import Plan
 from mdf.executor.ray_params import RAY_PIP, RayParams
 from mdf.metrics import OperatorMetrics, RunMetrics
@@ -87,16 +86,19 @@ class RayExecutor(Executor):
         self._passes = 0
 
     def summary(self) -> str:
-        address = self.params.address or os.environ.get("RAY_ADDRESS")
+        address = cluster_address(self.params)
         return f"cluster at {address}" if address else "a local Ray started for this run"
 
     def run(self, progress: Any = None) -> RunMetrics:
-        session = self._session = connect(self.params, self.plan.output_dir)
+        session = self._session = connect(self.params)
         self._pipe: Pipeline | None = None
         self._state: KeyState | None = None
         self._run_id = f"mdf-{int(time.time() * 1000) % 10**10}"
         try:
-            return run_passes(self.plan, self._run_pass, self._make_state, progress)
+            metrics = run_passes(self.plan, self._run_pass, self._make_state, progress)
+            if session.log_dir:
+                metrics.extra["ray_logs"] = session.log_dir
+            return metrics
         finally:
             self._teardown()
             if self._state is not None:
