@@ -160,6 +160,8 @@ class InlineExecutor(Executor):
             ops = stages()
             offset = index = 0
             for index, batch in enumerate(prefetch(plan.reader.read(shard, plan.batch_rows))):
+                if not metrics.batches:  # when the first batch arrived (start-up cost, in benchmarks)
+                    metrics.extra.setdefault("first_batch_unix_s", time.time())
                 batch, rej = split_rejected(batch)
                 rejected = [rej] if rej is not None else []
                 ctx = BatchContext(shard.id, index, offset, shard.index)
