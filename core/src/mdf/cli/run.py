@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 import click
@@ -25,6 +26,11 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool) 
     console = Console(stderr=True)
     parsed = load_recipe(recipe, [*overrides, *(["executor.resume=true"] if resume else [])])
     progress = None if quiet else LiveProgress(console)
+    # The batch loop allocates few cyclic objects, but each gen-0 collection walks the young ones and every
+    # full one the ~100 K objects of the imports: freeze those and collect ten times less often (W1: ~5 % of
+    # CPU time, measured with py-spy and user+sys time)
+    gc.freeze()
+    gc.set_threshold(7000, 10, 10)
     announce = None if quiet else (lambda line: console.print(line, soft_wrap=True, highlight=False))
     metrics = run_recipe(parsed, progress=progress, announce=announce)
     if not quiet:
