@@ -155,8 +155,12 @@ class InlineExecutor(Executor):
                 return turns.turn(step.namespace, ctx.shard_index, ctx.batch_index)
             return nullcontext()
 
+        sinks: list[_ShardSink] = []
+
         def run_shard(shard: Shard) -> _ShardSink:
             sink = _ShardSink(outputs, shard, budget, queue)
+            with lock:
+                sinks.append(sink)
             ops = stages()
             offset = index = 0
             for index, batch in enumerate(prefetch(plan.reader.read(shard, plan.batch_rows))):
@@ -209,9 +213,12 @@ class InlineExecutor(Executor):
             if turns is not None:
                 turns.abort()
             pool.shutdown(wait=True, cancel_futures=True)
+            for sink in sinks:  # no writer may still be writing when the open part files are dropped
+                sink.pool.shutdown(wait=True, cancel_futures=True)
             outputs.close()
-            if isinstance(exc, Aborted):  # a writer failed first: report its error
-                raise RuntimeError("a writer thread failed") from exc
+            failed = next((s.error for s in sinks if s.error is not None), None)
+            if isinstance(exc, Aborted) and failed is not None:  # a writer failed first: report its error
+                raise failed from None
             raise
         finally:
             if progress is not None:
