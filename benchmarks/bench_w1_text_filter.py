@@ -35,6 +35,7 @@ import argparse
 import glob
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -97,12 +98,18 @@ def count_rows(folder: Path) -> int:
     return sum(pq.read_metadata(p).num_rows for p in glob.glob(str(folder / "**" / "*.parquet"), recursive=True))
 
 
+CPU: list[float] = [0.0]  # user + sys seconds of the last timed command (load-independent, unlike wall)
+
+
 def timed(cmd: list[str], out: Path, log: Path) -> float:
     """Run ``cmd`` to completion; return its wall-clock seconds. Fails loudly with the tail of its output."""
     with log.open("wb") as f:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
         wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        CPU[0] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if rc != 0:
         tail = log.read_text(errors="replace")[-3000:]
         raise SystemExit(f"{cmd[0]} ... exited {rc}:\n{tail}")
@@ -118,8 +125,9 @@ def run_all(repeat: int, systems: dict[str, Callable[[Path], tuple[float, Path, 
         for name, run_once in systems.items():
             with tempfile.TemporaryDirectory(prefix="mdf-w1-") as tmp:
                 wall, out, extra = run_once(Path(tmp))
+                extra["cpu_s"] = CPU[0]
                 runs[name].append(Result(name, wall, count_rows(out), extra))
-            print(f"  run {i + 1}/{repeat}  {name:<28} {wall:6.2f} s", flush=True)
+            print(f"  run {i + 1}/{repeat}  {name:<28} {wall:6.2f} s  cpu {CPU[0]:6.2f} s", flush=True)
     best = []
     for name, results in runs.items():
         kept = {r.kept for r in results}
@@ -210,10 +218,13 @@ def main() -> None:
     mdf, *peers = run_all(args.repeat, systems)
 
     print()
-    print(f"{'system':<28} {'wall s':>7} {'rec/s':>9} {'kept rows':>10} {'mdf/peer':>9}   all runs (s)")
+    print(f"{'system':<28} {'wall s':>7} {'cpu s':>6} {'rec/s':>9} {'kept rows':>10} {'mdf/peer':>9}   all runs (s)")
     for r in (mdf, *peers):
         ratio = f"{r.wall_s / mdf.wall_s:8.2f}x" if r is not mdf else ""
-        print(f"{r.system:<28} {r.wall_s:7.2f} {rows / r.wall_s:9,.0f} {r.kept:10,} {ratio:>9}   {r.extra['runs']}")
+        cpu = r.extra["cpu_s"]
+        print(
+            f"{r.system:<28} {r.wall_s:7.2f} {cpu:6.2f} {rows / r.wall_s:9,.0f} {r.kept:10,} {ratio:>9}   {r.extra['runs']}"
+        )
 
     print()
     start_up = mdf.wall_s - mdf.extra["executor_s"]
