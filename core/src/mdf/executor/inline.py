@@ -162,7 +162,7 @@ class InlineExecutor(Executor):
             with lock:
                 sinks.append(sink)
             ops = stages()
-            offset = index = 0
+            offset = batches = 0
             for index, batch in enumerate(prefetch(plan.reader.read(shard, plan.batch_rows))):
                 if not metrics.batches:  # when the first batch arrived (start-up cost, in benchmarks)
                     metrics.extra.setdefault("first_batch_unix_s", time.time())
@@ -184,9 +184,9 @@ class InlineExecutor(Executor):
                     metrics.rows_written += kept.num_rows
                     metrics.rows_rejected += sum(r.num_rows for r in rejected)
                 sink.write(kept, rejected)
-                index += 1
+                batches = index + 1
             if turns is not None:
-                turns.end_shard(shard.index, index)
+                turns.end_shard(shard.index, batches)
             sink.commit()
             return sink
 
