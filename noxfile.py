@@ -18,6 +18,7 @@ nox.options.error_on_missing_interpreters = False
 
 PYTHON = "3.11"
 CORE = "./core"
+CORE_RAY = "./core[ray]"  # Ray is an optional extra of mdf-core: the sessions that run recipes on Ray install it
 TEXT = "./plugins/mdf-text"
 DEDUP = "./plugins/mdf-dedup"
 KERNELS = "./rust"
@@ -37,7 +38,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def core(session: nox.Session) -> None:
-    """mdf-core alone: no plugin installed."""
+    """mdf-core alone: no plugin and no Ray installed (asking for Ray must name the pip line)."""
     session.install(CORE, "pytest")
     session.run("pytest", "core/tests", *session.posargs)
 
@@ -52,7 +53,7 @@ def text(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def dedup(session: nox.Session) -> None:
     """mdf-dedup with the core and kernels it needs: operators, key state on inline and Ray, recovery."""
-    session.install(CORE, KERNELS, DEDUP, "pytest")
+    session.install(CORE_RAY, KERNELS, DEDUP, "pytest")
     session.run("pytest", "plugins/mdf-dedup/tests", *session.posargs)
 
 
@@ -69,7 +70,7 @@ def kernels(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def image(session: nox.Session) -> None:
     """mdf-image with the core and kernels it needs: readers, operators, recipes inline and on a local Ray."""
-    session.install(CORE, KERNELS, IMAGE)
+    session.install(CORE_RAY, KERNELS, IMAGE)
     session.run("pytest", "plugins/mdf-image/tests", *session.posargs)
 
 
@@ -79,7 +80,7 @@ def all(session: nox.Session) -> None:
 
     With the kernels installed, mdf-text's url_filter runs its native path (the ``text`` session covers the
     pure-pyarrow one) and the key state uses the native key set."""
-    session.install(CORE, KERNELS, TEXT + "[web,test]", DEDUP, IMAGE, EXAMPLE, "pytest", "xxhash")
+    session.install(CORE_RAY, KERNELS, TEXT + "[web,test]", DEDUP, IMAGE, EXAMPLE, "pytest", "xxhash")
     session.run(
         "pytest",
         "core/tests",

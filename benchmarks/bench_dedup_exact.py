@@ -7,9 +7,12 @@ launch to exit (start-up and imports count); rec/s = input rows / wall seconds; 
 round-robin. All must keep the same number of rows (asserted).
 
 * **mdf** - ``mdf run -q recipe.yaml``: parquet reader, ``exact_dedup`` (xxh3-64 of the text, streaming mode,
-  default ``state:`` settings), parquet writer; inline executor, and Ray (a local Ray started by the run).
+  default ``state:`` settings), parquet writer; inline executor (``workers: auto``, and 1 worker to show what
+  the threads buy), and Ray (a local Ray started by the run).
 * **mdf floor** - the same run with ``noop_refiner`` in place of ``exact_dedup``: reading and writing the
   Parquet only, the least any mdf run of this data can cost; mdf's exact-dedup time is also shown against it.
+* **Polars** - ``dedup/exact_polars.py``: ``scan_parquet -> unique(subset=text, keep="first",
+  maintain_order=True) -> sink_parquet`` (zstd level 1, mdf's row-group size).
 * **plain Python** - ``dedup/exact_plain.py``: pyarrow read per file, ``hashlib.blake2b`` per text into one
   Python set, filter, pyarrow write.
 * **DataTrove** - ``dedup/exact_datatrove.py`` in ``benchmarks/.venv-datatrove`` (W1's, plus ``tokenizers``): its
@@ -36,7 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dedup.common import DT_PYTHON, HERE, dedup_dataset, load_line, mdf_system, run_all, timed
 
-TARGETS = {"plain Python": 4.0, "DataTrove": 10.0}  # mdf inline rec/s >= N x the peer's
+TARGETS = {"Polars": 1.0, "plain Python": 4.0, "DataTrove": 10.0}  # mdf inline rec/s >= N x the peer's
 FLOOR = "mdf noop_refiner (read+write floor)"
 
 
@@ -85,6 +88,13 @@ def main() -> None:
 
     op = {"exact_dedup": {"column": "text"}}
     systems = {"mdf exact_dedup (inline)": mdf_system(files, op, "inline")}
+    systems["mdf exact_dedup (inline, 1 worker)"] = mdf_system(files, op, "inline", workers=1)
+
+    def polars(tmp: Path):
+        cmd = [sys.executable, str(HERE / "exact_polars.py"), *files, "--out", str(tmp / "out")]
+        return timed(cmd, tmp / "log"), tmp / "out", {}
+
+    systems["Polars unique (keep first)"] = polars
     if not args.skip_ray:
         systems["mdf exact_dedup (ray)"] = mdf_system(files, op, "ray")
     systems[FLOOR] = mdf_system(files, "noop_refiner", "inline")

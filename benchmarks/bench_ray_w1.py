@@ -11,8 +11,9 @@ imports, starting Ray and its actors and shutting it down all count; rec/s = inp
   ``batch_rows`` 8192 and 32768; the best configuration is the one compared.
 * **ray 1 core** - the best configuration again under ``taskset -c 0``. Ray still detects 2 CPUs (it counts
   CPUs, not the affinity mask), so the plan is the same and only the hardware differs.
-* **inline** - ``mdf run`` with ``executor.type: inline`` (one process; Arrow threads decode/encode Parquet),
-  at both batch sizes, best compared.
+* **inline** - ``mdf run`` with ``executor.type: inline`` (the default executor: one process, ``workers: auto``,
+  a shard per core at once, each read, filtered and written by its own threads), at both batch sizes, best
+  compared: the Ray executor on one machine is measured against what a user gets without Ray.
 * **Ray Data** - ``ray_bench/w1_ray_data.py``: ``read_parquet -> map_batches(batch_format="pyarrow") ->
   write_parquet(compression="zstd")`` where the mapped function runs the *same* mdf_text ``UrlFilter`` and
   ``TextLengthFilter`` objects (``Operator.process``), at both batch sizes, best compared. Ray Data needs pandas,

@@ -8,8 +8,11 @@ and cached under ``benchmarks/.data/``.
 Each system runs as its own subprocess on the same files and is timed wall-clock from launch to exit, so
 interpreter start-up, imports and planning count; rec/s = input rows / wall seconds. Best of ``--repeat`` runs.
 
-* **mdf** - ``mdf run -q recipe.yaml`` with the inline executor (one process; Arrow's own threads for
-  Parquet decode/encode), ``url_filter`` + ``text_length_filter``, no ``rejected:`` output (no peer writes one).
+* **mdf** - ``mdf run -q recipe.yaml`` with the inline executor (one process, ``workers: auto``: a shard per
+  core at once, each read, filtered and written by its own threads), ``url_filter`` + ``text_length_filter``, no ``rejected:`` output (no peer writes one).
+* **mdf, 1 worker** - the same with ``workers: 1`` (one shard at a time), to show what the threads buy.
+* **Polars** - ``w1/polars_pipeline.py`` (``pip install -r dedup/requirements-peers.txt``): ``scan_parquet ->
+  filter -> sink_parquet`` (zstd level 1, mdf's row-group size), the same filter as Polars expressions.
 * **plain Python** - ``w1/plain_python.py``: pyarrow reads each file, a Python loop over the rows
   (``urlsplit(url).hostname``, parent domains against a set, ``len(text)``), pyarrow writes the kept rows. Run
   with 1 process and with a 2-process ``multiprocessing.Pool`` over the files.
@@ -32,6 +35,7 @@ import argparse
 import glob
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -48,7 +52,11 @@ HERE = ROOT / "benchmarks"
 BLOCKLIST = ROOT / "examples" / "blocklist.txt"
 DT_VENV = HERE / ".venv-datatrove"
 DT_PYTHON = DT_VENV / "bin" / "python"
-TARGETS = {"DataTrove": 8.0, "plain Python, 2 processes": 2.0}  # system-name prefix: mdf rec/s >= N x the peer's
+TARGETS = {
+    "Polars": 1.0,
+    "DataTrove": 8.0,
+    "plain Python, 2 processes": 2.0,
+}  # system-name prefix: mdf rec/s >= N x the peer's
 TARGET_RECS = 100_000
 
 
@@ -90,12 +98,18 @@ def count_rows(folder: Path) -> int:
     return sum(pq.read_metadata(p).num_rows for p in glob.glob(str(folder / "**" / "*.parquet"), recursive=True))
 
 
+CPU: list[float] = [0.0]  # user + sys seconds of the last timed command (load-independent, unlike wall)
+
+
 def timed(cmd: list[str], out: Path, log: Path) -> float:
     """Run ``cmd`` to completion; return its wall-clock seconds. Fails loudly with the tail of its output."""
     with log.open("wb") as f:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
         wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        CPU[0] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if rc != 0:
         tail = log.read_text(errors="replace")[-3000:]
         raise SystemExit(f"{cmd[0]} ... exited {rc}:\n{tail}")
@@ -111,8 +125,9 @@ def run_all(repeat: int, systems: dict[str, Callable[[Path], tuple[float, Path, 
         for name, run_once in systems.items():
             with tempfile.TemporaryDirectory(prefix="mdf-w1-") as tmp:
                 wall, out, extra = run_once(Path(tmp))
+                extra["cpu_s"] = CPU[0]
                 runs[name].append(Result(name, wall, count_rows(out), extra))
-            print(f"  run {i + 1}/{repeat}  {name:<28} {wall:6.2f} s", flush=True)
+            print(f"  run {i + 1}/{repeat}  {name:<28} {wall:6.2f} s  cpu {CPU[0]:6.2f} s", flush=True)
     best = []
     for name, results in runs.items():
         kept = {r.kept for r in results}
@@ -123,7 +138,7 @@ def run_all(repeat: int, systems: dict[str, Callable[[Path], tuple[float, Path, 
     return best
 
 
-def run_mdf(files: list[str], tmp: Path) -> tuple[float, Path, dict]:
+def run_mdf(files: list[str], tmp: Path, workers: int | str = "auto") -> tuple[float, Path, dict]:
     out = tmp / "out"
     recipe = {  # JSON is YAML
         "reader": {"type": "parquet", "paths": files, "columns": ["id", "url", "text"]},
@@ -137,15 +152,25 @@ def run_mdf(files: list[str], tmp: Path) -> tuple[float, Path, dict]:
             }
         ],
         "writer": {"type": "parquet", "path": str(out), "compression": "zstd"},
-        "executor": {"type": "inline"},
+        "executor": {"type": "inline", "workers": workers},
     }
     path = tmp / "w1.yaml"
     path.write_text(json.dumps(recipe, indent=2))
     mdf = shutil.which("mdf", path=str(Path(sys.executable).parent)) or shutil.which("mdf")
     assert mdf, "the `mdf` command is not installed; activate /work/main/.venv or pip install ./core ./plugins/mdf-text"
+    launched = time.time()
     wall = timed([mdf, "run", "-q", str(path)], out, tmp / "log")
     metrics = json.loads((out / "_mdf" / "metrics.json").read_text())
-    return wall, out, {"executor_s": metrics["wall_s"], "rows_written": metrics["rows_written"]}
+    first = metrics.get("first_batch_unix_s", float("nan")) - launched
+    return wall, out, {"executor_s": metrics["wall_s"], "rows_written": metrics["rows_written"], "first_batch_s": first}
+
+
+def run_polars(files: list[str], tmp: Path) -> tuple[float, Path, dict]:
+    out = tmp / "out"
+    out.mkdir()
+    script = HERE / "w1" / "polars_pipeline.py"
+    cmd = [sys.executable, str(script), "--blocklist", str(BLOCKLIST), "--out", str(out / "part-0.parquet"), *files]
+    return timed(cmd, out, tmp / "log"), out, {}
 
 
 def run_plain(files: list[str], workers: int, tmp: Path) -> tuple[float, Path, dict]:
@@ -181,6 +206,8 @@ def main() -> None:
 
     systems = {
         "mdf (inline)": lambda t: run_mdf(files, t),
+        "mdf (inline, 1 worker)": lambda t: run_mdf(files, t, 1),
+        "Polars (lazy, sink_parquet)": lambda t: run_polars(files, t),
         "plain Python, 1 process": lambda t: run_plain(files, 1, t),
         "plain Python, 2 processes": lambda t: run_plain(files, 2, t),
     }
@@ -191,15 +218,24 @@ def main() -> None:
     mdf, *peers = run_all(args.repeat, systems)
 
     print()
-    print(f"{'system':<28} {'wall s':>7} {'rec/s':>9} {'kept rows':>10} {'mdf/peer':>9}   all runs (s)")
+    print(f"{'system':<28} {'wall s':>7} {'cpu s':>6} {'rec/s':>9} {'kept rows':>10} {'mdf/peer':>9}   all runs (s)")
     for r in (mdf, *peers):
         ratio = f"{r.wall_s / mdf.wall_s:8.2f}x" if r is not mdf else ""
-        print(f"{r.system:<28} {r.wall_s:7.2f} {rows / r.wall_s:9,.0f} {r.kept:10,} {ratio:>9}   {r.extra['runs']}")
+        cpu = r.extra["cpu_s"]
+        print(
+            f"{r.system:<28} {r.wall_s:7.2f} {cpu:6.2f} {rows / r.wall_s:9,.0f} {r.kept:10,} {ratio:>9}   {r.extra['runs']}"
+        )
 
     print()
     start_up = mdf.wall_s - mdf.extra["executor_s"]
     print(f"mdf: {mdf.extra['executor_s']:.2f} s in the executor, {start_up:.2f} s start-up + planning + exit")
-    plain = [p for p in peers if p.system.startswith("plain")]
+    first = mdf.extra["first_batch_s"]
+    print(
+        f"mdf start-up before the first batch is read: {first:.3f} s (target <= 0.3 s: {'met' if first <= 0.3 else 'NOT met'})"
+    )
+    one = next(p for p in peers if p.system == "mdf (inline, 1 worker)")
+    print(f"mdf inline, workers auto / 1 worker: {one.wall_s / mdf.wall_s:.2f}x")
+    plain = [p for p in peers if p.system.startswith(("plain", "Polars"))]
     for p in plain:
         print(f"kept rows: mdf {mdf.kept:,} == {p.system} {p.kept:,}: {mdf.kept == p.kept}")
         assert mdf.kept == p.kept, f"mdf and {p.system} implement the same filter but keep different rows"

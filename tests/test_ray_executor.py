@@ -24,11 +24,13 @@ def local_ray():
 
 
 def run_both(tmp_path, reader, executor_extra=None, **kw):
-    """Run the recipe inline and on Ray into two folders; return both metrics."""
+    """Run the recipe inline and on Ray into two folders; return both metrics. ``executor_extra`` holds Ray's
+    parameters; inline gets only the common ``batch_rows`` (each executor validates its own keys)."""
     out = {}
     for kind in ("inline", "ray"):
         folder = tmp_path / kind
-        r = text_recipe(folder, reader, {"type": kind, **(executor_extra or {})}, **kw)
+        extra = {k: v for k, v in (executor_extra or {}).items() if kind == "ray" or k == "batch_rows"}
+        r = text_recipe(folder, reader, {"type": kind, **extra}, **kw)
         out[kind] = run_recipe(parse_recipe(r))
     return out
 

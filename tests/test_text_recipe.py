@@ -127,7 +127,7 @@ def test_typo_in_recipe_exits_2_with_did_you_mean_and_writes_nothing(tmp_path, m
         ),
         ("stages[0].operators[1].minimum=3", "stages[0].operators[1].minimum: unknown key 'minimum'; allowed:"),
         ("reader.paths=[/nonexistent/*.jsonl]", "reader.paths[0]: no input file matches '/nonexistent/*.jsonl'"),
-        ("executor.type=spark", "executor.type: Input should be 'inline' or 'ray'"),
+        ("executor.type=spark", "executor.type: unknown executor 'spark'; known: inline, ray"),
     ],
 )
 def test_bad_recipe_values_exit_2_naming_the_path(tmp_path, mdf, override, message):

@@ -97,7 +97,9 @@ def mdf_command() -> str:
     return mdf
 
 
-def mdf_system(files: list[str], op: str | dict, executor: str) -> Callable[[Path], tuple[float, Path, dict]]:
+def mdf_system(
+    files: list[str], op: str | dict, executor: str, **executor_params: object
+) -> Callable[[Path], tuple[float, Path, dict]]:
     """A system for :func:`run_all`: ``mdf run`` of one stage holding ``op`` over ``files``, zstd Parquet out."""
 
     def run(tmp: Path) -> tuple[float, Path, dict]:
@@ -105,7 +107,7 @@ def mdf_system(files: list[str], op: str | dict, executor: str) -> Callable[[Pat
             "reader": {"type": "parquet", "paths": files},
             "stages": [{"name": "dedup", "operators": [op]}],
             "writer": {"type": "parquet", "path": str(tmp / "out"), "compression": "zstd"},
-            "executor": {"type": executor},
+            "executor": {"type": executor, **executor_params},
         }
         return run_mdf(recipe, tmp)
 

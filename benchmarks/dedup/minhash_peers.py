@@ -39,7 +39,7 @@ def shingles(text: str, n: int) -> list[str]:
 def keep_datasketch(texts: list[str], a: argparse.Namespace) -> tuple[list[bool], dict]:
     from datasketch import MinHash, MinHashLSH
 
-    lsh = MinHashLSH(threshold=a.threshold, num_perm=a.num_perm)
+    lsh = MinHashLSH(threshold=a.threshold, num_perm=a.num_perm, params=(a.bands, a.rows) if a.fixed_bands else None)
     keep = []
     for i, text in enumerate(texts):
         m = MinHash(num_perm=a.num_perm, seed=1)
@@ -86,6 +86,7 @@ def main() -> None:
     ap.add_argument("--num-perm", type=int, required=True)
     ap.add_argument("--ngram", type=int, required=True)
     ap.add_argument("--bands", type=int, required=True)
+    ap.add_argument("--fixed-bands", action="store_true", help="datasketch too uses --bands x --rows")
     ap.add_argument("--rows", type=int, required=True)
     a = ap.parse_args()
 

@@ -19,7 +19,8 @@ def run_ray_recipe(data: dict[str, Any], profiler: cProfile.Profile | None = Non
     from mdf.executor.ray import RayExecutor
     from mdf.recipe import parse_recipe
 
-    ex = RayExecutor(prepare(parse_recipe(data)))
+    recipe = parse_recipe(data)
+    ex = RayExecutor(prepare(recipe), **recipe.executor.params)
     startup: list[float] = []
     original_start = ex._start
 

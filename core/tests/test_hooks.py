@@ -9,6 +9,8 @@ import pyarrow as pa
 import pytest
 
 from mdf import Filter, KeyState, RecipeError, StateType, Writer, hookimpl, hookspecs
+from mdf.executor import run_recipe
+from mdf.executor.inline import InlineExecutor, InlineParams
 from mdf.io.parquet import ParquetReader
 from mdf.plugins import load_plugins
 from mdf.recipe import parse_recipe
@@ -52,12 +54,34 @@ class SeenCount(StateType):
         return self.n
 
 
+class OneShardAtATime(InlineExecutor):
+    """The inline executor with one worker thread, and a label of its own."""
+
+    name = "one_shard_at_a_time"
+
+    class Params(InlineParams):
+        label: str = "x"
+
+    def summary(self) -> str:
+        return f"label {self.params.label}"
+
+    def run(self, progress=None):
+        self.params = self.params.model_copy(update={"workers": 1})
+        metrics = super().run(progress)
+        metrics.extra["label"] = self.params.label
+        return metrics
+
+
 class Plugin:
     seen: list = []
 
     @hookimpl
     def mdf_register_state_types(self, registry):
         registry.add(SeenCount)
+
+    @hookimpl
+    def mdf_register_executors(self, registry):
+        registry.add(OneShardAtATime)
 
     @hookimpl
     def mdf_register_operators(self, registry):
@@ -115,6 +139,27 @@ def test_mdf_register_state_types(plugins):
     keys = np.arange(5, dtype=np.uint64)  # 0, 2, 4 to bucket 0; 1, 3 to bucket 1
     pieces = state.request(SeenCount, "ns", "add", keys, (keys,))
     assert sorted(n for _, n in pieces) == [2, 3]
+
+
+def test_mdf_register_executors(plugins, tmp_path):
+    """A plugin's executor runs a recipe with its own validated parameters; a bad one names its YAML path."""
+    assert plugins.executors.get("one_shard_at_a_time") is OneShardAtATime
+    assert {"inline", "ray"} <= set(plugins.executors.names())
+    data = _recipe(tmp_path)
+    data["writer"] = {"type": "parquet", "path": str(tmp_path / "out")}
+    data["executor"] = {"type": "one_shard_at_a_time", "label": "mine"}
+    lines: list[str] = []
+    metrics = run_recipe(parse_recipe(data, plugins=plugins), plugins=plugins, announce=lines.append)
+    assert metrics.extra["label"] == "mine" and metrics.rows_written == 1
+    assert lines == [
+        "executor: one_shard_at_a_time (label mine), because executor.type is 'one_shard_at_a_time' in the recipe"
+    ]
+    data["executor"] = {"type": "one_shard_at_a_time", "label": 3}
+    with pytest.raises(RecipeError, match=r"executor\.label"):
+        parse_recipe(data, plugins=plugins)
+    data["executor"] = {"type": "inline", "max_in_flight": 3}  # a Ray key: inline has no such parameter
+    with pytest.raises(RecipeError, match=r"executor\.max_in_flight.*unknown key.*workers"):
+        parse_recipe(data, plugins=plugins)
 
 
 def test_mdf_recipe_loaded(plugins, tmp_path):

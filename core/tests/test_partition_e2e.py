@@ -152,7 +152,9 @@ def runs(image_glob, tmp_path_factory):
 
     def run(paths: str, name: str, rows: int) -> tuple[int, int]:
         path = tmp / f"{name}.yaml"
-        path.write_text(yaml.safe_dump(recipe_dict(paths, str(tmp / name), batch_rows=rows)))
+        # one worker thread: the planned size bounds one pipeline's data (read-ahead, operators, writer);
+        # with workers: N the inline executor runs N such pipelines at once
+        path.write_text(yaml.safe_dump(recipe_dict(paths, str(tmp / name), batch_rows=rows, workers=1)))
         return _measure_run(path)
 
     base_rss, base_arrow = run(str(tmp / "one" / "*.parquet"), "baseline", plan.batch_rows)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import importlib.util
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -8,7 +10,7 @@ from mdf.errors import RecipeError
 from mdf.executor import prepare
 from mdf.overrides import apply_overrides
 from mdf.plugins import load_plugins
-from mdf.recipe import load_recipe, parse_recipe
+from mdf.recipe import ExecutorSpec, load_recipe, parse_recipe
 
 
 @pytest.fixture
@@ -41,7 +43,7 @@ def error_of(data_dict, overrides=None) -> RecipeError:
 
 def test_valid_recipe_parses_with_defaults(data):
     r = parse_recipe(recipe(data))
-    assert r.executor.type == "ray" and r.stages[0].replicas.min == 1  # ray is installed with mdf-core
+    assert r.executor.type is None and r.executor.choice()[0] == "inline" and r.stages[0].replicas.min == 1
     assert r.stages[0].operators[0].params == {"min_length": 5}
 
 
@@ -129,3 +131,25 @@ def test_load_recipe_reports_bad_yaml(tmp_path):
     p.write_text("reader: [unclosed\n")
     with pytest.raises(RecipeError, match="not valid YAML"):
         load_recipe(p)
+
+
+def test_executor_choice_inline_unless_ray_is_named(monkeypatch):
+    """No executor.type: inline, unless the recipe gives address or RAY_ADDRESS is set; type always wins."""
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert ExecutorSpec().choice() == ("inline", "the default (no executor.type, executor.address or RAY_ADDRESS)")
+    assert ExecutorSpec(address="127.0.0.1:6390").choice()[0] == "ray"
+    assert ExecutorSpec(type="inline").choice()[0] == "inline"
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
+    assert ExecutorSpec().choice() == ("ray", "RAY_ADDRESS=10.0.0.5:6379 is set")
+    assert ExecutorSpec(type="inline").choice()[0] == "inline"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="Ray is installed (the core session has none)")
+def test_asking_for_ray_without_the_extra_names_the_pip_line(data):
+    r = recipe(data)
+    r["executor"] = {"type": "ray"}
+    err = error_of(r)
+    assert err.exit_code == 2
+    assert str(err) == (
+        "executor.type: executor 'ray' needs Ray, an optional extra of mdf-core: pip install \"mdf-core[ray]\""
+    )

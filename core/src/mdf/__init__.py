@@ -1,4 +1,4 @@
-"""mdf (Mega Data Factory): plugin-based pipelines over Arrow record batches, inline or on Ray.
+"""mdf (Mega Data Factory): plugin-based pipelines over Arrow record batches, on every core or on Ray.
 
 The public face for plugin authors, and the only ``mdf`` module a plugin imports (besides :mod:`mdf.testing`):
 core may move its insides freely, and tests/test_plugin_api.py checks every plugin keeps to it.
@@ -10,33 +10,23 @@ core may move its insides freely, and tests/test_plugin_api.py checks every plug
 * readers and writers: :class:`Reader`, :class:`Writer`, :class:`Shard`, :class:`ParquetReader` (to subclass),
   :func:`expand_paths` and :func:`shard_ids` (file listing, sharding), :data:`DAMAGED_INPUT` and
   :func:`damaged_input_batch` (a damaged record goes to ``rejected``);
+* executors: :class:`Executor` and :class:`ExecutorParams` (what ``mdf_register_executors`` adds);
 * plugins: :data:`hookimpl`, :class:`Registry` (what every ``mdf_register_*`` hook receives; the hooks are
   documented in :mod:`mdf.hookspecs`);
 * errors: :class:`MdfError` and its kinds.
+
+Everything but ``hookimpl`` and ``__version__`` is imported on first use, so ``mdf --version`` and a plugin's
+entry point stay cheap (no pyarrow compute, numpy or pydantic until an operator is built).
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 import pluggy
 
 hookimpl = pluggy.HookimplMarker("mdf")
-
-from mdf.deduplicator import Deduplicator, DedupParams  # noqa: E402
-from mdf.errors import (  # noqa: E402
-    InputError,
-    MdfError,
-    MissingDependencyError,
-    OperatorError,
-    PluginError,
-    RecipeError,
-)
-from mdf.io.base import DAMAGED_INPUT, Reader, Shard, Writer, damaged_input_batch  # noqa: E402
-from mdf.io.parquet import ParquetReader  # noqa: E402
-from mdf.io.sharding import expand_paths, shard_ids  # noqa: E402
-from mdf.metrics import REASON  # noqa: E402
-from mdf.operators import BatchContext, Filter, Operator, Params, Refiner  # noqa: E402
-from mdf.registry import Registry  # noqa: E402
-from mdf.state import NO_MATCH, KeyState, StateType  # noqa: E402
 
 try:
     from importlib.metadata import version as _v
@@ -45,6 +35,59 @@ try:
 except Exception:  # pragma: no cover - running from a source tree without metadata
     __version__ = "0.0.0+dev"
 
+_EXPORTS = {
+    "DAMAGED_INPUT": "mdf.io.base",
+    "NO_MATCH": "mdf.state",
+    "REASON": "mdf.metrics",
+    "BatchContext": "mdf.operators",
+    "DedupParams": "mdf.deduplicator",
+    "Deduplicator": "mdf.deduplicator",
+    "Executor": "mdf.executor.api",
+    "ExecutorParams": "mdf.executor.api",
+    "Filter": "mdf.operators",
+    "InputError": "mdf.errors",
+    "KeyState": "mdf.state",
+    "MdfError": "mdf.errors",
+    "MissingDependencyError": "mdf.errors",
+    "Operator": "mdf.operators",
+    "OperatorError": "mdf.errors",
+    "Params": "mdf.operators",
+    "ParquetReader": "mdf.io.parquet",
+    "PluginError": "mdf.errors",
+    "Reader": "mdf.io.base",
+    "RecipeError": "mdf.errors",
+    "Refiner": "mdf.operators",
+    "Registry": "mdf.registry",
+    "Shard": "mdf.io.base",
+    "StateType": "mdf.state",
+    "Writer": "mdf.io.base",
+    "damaged_input_batch": "mdf.io.base",
+    "expand_paths": "mdf.io.sharding",
+    "shard_ids": "mdf.io.sharding",
+}
+
+if TYPE_CHECKING:
+    from mdf.deduplicator import Deduplicator, DedupParams
+    from mdf.errors import InputError, MdfError, MissingDependencyError, OperatorError, PluginError, RecipeError
+    from mdf.executor.api import Executor, ExecutorParams
+    from mdf.io.base import DAMAGED_INPUT, Reader, Shard, Writer, damaged_input_batch
+    from mdf.io.parquet import ParquetReader
+    from mdf.io.sharding import expand_paths, shard_ids
+    from mdf.metrics import REASON
+    from mdf.operators import BatchContext, Filter, Operator, Params, Refiner
+    from mdf.registry import Registry
+    from mdf.state import NO_MATCH, KeyState, StateType
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mdf' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "DAMAGED_INPUT",
     "NO_MATCH",
@@ -52,6 +95,8 @@ __all__ = [
     "BatchContext",
     "DedupParams",
     "Deduplicator",
+    "Executor",
+    "ExecutorParams",
     "Filter",
     "InputError",
     "KeyState",

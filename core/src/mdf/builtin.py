@@ -1,8 +1,12 @@
-"""Built-in readers, writers and engine operators, registered through the same hooks as any third-party plugin."""
+"""Built-in readers, writers, executors and engine operators, registered through the same hooks as any plugin.
+
+mdf-core declares this module as its entry point ``builtin`` of group ``mdf``."""
 
 from __future__ import annotations
 
 from mdf import hookimpl
+from mdf.executor.inline import InlineExecutor
+from mdf.executor.ray import RayExecutor
 from mdf.io.discard import DiscardWriter
 from mdf.io.jsonl import JsonlReader, JsonlWriter
 from mdf.io.parquet import ParquetReader, ParquetWriter
@@ -27,3 +31,9 @@ def mdf_register_writers(registry: Registry) -> None:
     registry.add(ParquetWriter)
     registry.add(JsonlWriter)
     registry.add(DiscardWriter)
+
+
+@hookimpl
+def mdf_register_executors(registry: Registry) -> None:
+    registry.add(InlineExecutor)
+    registry.add(RayExecutor)

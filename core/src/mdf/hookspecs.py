@@ -88,3 +88,19 @@ def mdf_recipe_loaded(recipe: Recipe) -> Any:
 
     .. versionadded:: 0.1
     """
+
+
+@hookspec
+def mdf_register_executors(registry: Registry) -> None:
+    """Add the plugin's executor classes (subclasses of :class:`mdf.Executor`), keyed by their ``name``.
+
+    The name is what a recipe writes as ``executor: {type: NAME}``. The class's ``Params`` model (a subclass of
+    :class:`mdf.ExecutorParams`) declares the executor's own keys of the ``executor:`` mapping; they are
+    validated with their YAML path (``executor.max_in_flight``) before any work, and ``mdf ops`` lists them.
+    Core registers ``inline`` and ``ray`` through this hook.
+
+    :param registry: the executor registry.
+    :return: nothing.
+
+    .. versionadded:: 0.2
+    """

@@ -1,5 +1,9 @@
 """The one plugin-manager factory: built-ins first, then entry points of group ``mdf``.
 
+The built-ins (``mdf.builtin``: Parquet/JSONL readers and writers, the inline and Ray executors) are a plugin
+of the distribution mdf-core, found through its own entry point like any other, so the plugin manager depends
+on no implementation and the executors may use the plugin manager without an import loop.
+
 Nothing is imported or registered at import time of :mod:`mdf`; the first caller of :func:`load_plugins`
 pays for it once per process. A plugin that fails to import, or whose hook raises, is recorded with its
 error (``mdf plugins`` shows it) and skipped, so one broken package never takes the others down.
@@ -12,12 +16,14 @@ import os
 import traceback
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import pluggy
 from importlib_metadata import entry_points
 
 from mdf import hookspecs
 from mdf.errors import PluginError
+from mdf.executor.api import Executor
 from mdf.io.base import Reader, Writer
 from mdf.operators import Operator
 from mdf.registry import BUILTIN, Owner, Registry
@@ -25,11 +31,13 @@ from mdf.state.types import StateType
 
 ENTRY_POINT_GROUP = "mdf"
 DISABLE_ENV = "MDF_DISABLE_PLUGINS"
+BUILTIN_ENTRY_POINT = "builtin"
 _HOOKS = {
     "mdf_register_operators": "operators",
     "mdf_register_readers": "readers",
     "mdf_register_writers": "writers",
     "mdf_register_state_types": "state_types",
+    "mdf_register_executors": "executors",
 }
 
 
@@ -55,6 +63,7 @@ class Plugins:
     writers: Registry
     infos: list[PluginInfo]
     state_types: Registry = field(default_factory=lambda: Registry("state type", StateType))
+    executors: Registry = field(default_factory=lambda: Registry("executor", Executor))
 
 
 def disabled_names() -> frozenset[str]:
@@ -63,17 +72,18 @@ def disabled_names() -> frozenset[str]:
 
 def get_plugin_manager(disabled: frozenset[str] = frozenset()) -> tuple[pluggy.PluginManager, list[PluginInfo]]:
     """Create a plugin manager with the built-ins and every importable, non-disabled entry point."""
-    from mdf import builtin
-
     pm = pluggy.PluginManager("mdf")
     pm.add_hookspecs(hookspecs)
-    pm.register(builtin, name="builtin")
-    infos = [PluginInfo("builtin", BUILTIN.distribution, _version("mdf-core"))]
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    infos = []
+
+    def builtin_first(ep: Any) -> tuple[bool, str]:
+        return (not _is_builtin(ep), ep.name)
+
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=builtin_first):
         dist = ep.dist.name if ep.dist else "?"
         info = PluginInfo(ep.name, dist, ep.dist.version if ep.dist else "?")
         infos.append(info)
-        if ep.name in disabled:
+        if ep.name in disabled and not _is_builtin(ep):
             info.disabled = True
             continue
         try:
@@ -93,6 +103,7 @@ def _load(disabled: frozenset[str]) -> Plugins:
         "readers": Registry("reader", Reader),
         "writers": Registry("writer", Writer),
         "state_types": Registry("state type", StateType),
+        "executors": Registry("executor", Executor),
     }
     for hook, key in _HOOKS.items():
         registry = regs[key]
@@ -113,7 +124,15 @@ def _load(disabled: frozenset[str]) -> Plugins:
     failed = [Owner(i.name, i.distribution, i.version) for i in infos if i.error]
     for registry in regs.values():
         registry.failed = failed
-    return Plugins(pm, regs["operators"], regs["readers"], regs["writers"], infos, regs["state_types"])
+    return Plugins(
+        pm,
+        regs["operators"],
+        regs["readers"],
+        regs["writers"],
+        infos,
+        state_types=regs["state_types"],
+        executors=regs["executors"],
+    )
 
 
 def _check_state_types(operators: Registry, state_types: Registry, by_name: dict[str, PluginInfo]) -> None:
@@ -133,10 +152,5 @@ def load_plugins() -> Plugins:
     return _load(disabled_names())
 
 
-def _version(dist: str) -> str:
-    from importlib_metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "dev"
+def _is_builtin(ep: Any) -> bool:
+    return bool(ep.name == BUILTIN_ENTRY_POINT and ep.dist is not None and ep.dist.name == BUILTIN.distribution)

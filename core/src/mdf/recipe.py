@@ -7,6 +7,7 @@ operator and writer's ``Params`` model checks its parameters, with its errors re
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -86,38 +87,41 @@ class ComponentSpec(BaseModel):
         return dict(self.model_extra or {})
 
 
-def _default_executor() -> str:
-    """``ray`` when Ray is importable (the embedded default: a local Ray started for the run), else ``inline``."""
-    import importlib.util
+class ExecutorSpec(BaseModel):
+    """Where to run: the fields every executor understands; the rest belong to the executor (its ``Params``).
 
-    return "ray" if importlib.util.find_spec("ray") is not None else "inline"
+    Without ``type`` the run is ``inline`` (this machine, every core), unless the recipe gives ``address`` or
+    ``RAY_ADDRESS`` is set, which mean a Ray cluster (see :meth:`choice`).
+    """
 
-
-class ExecutorSpec(_Spec):
-    """How to run. ``inline`` is one process; ``ray`` a local Ray (no ``address``) or a cluster."""
-
-    type: Literal["inline", "ray"] = Field(default_factory=_default_executor)
+    model_config = ConfigDict(extra="allow")
+    type: str | None = Field(None, description="executor name (mdf ops lists them); none = inline unless Ray is named")
     batch_rows: int | Literal["auto"] = Field(8192, description="rows per batch; auto = the partition planner's")
-    address: str | None = Field(None, description="Ray cluster address; none = RAY_ADDRESS or a local Ray")
-    max_in_flight: int | Literal["auto"] = Field("auto", description="batch chains alive at once")
-    max_bytes_in_flight: int | None = Field(None, gt=0, description="bytes of input batches alive at once")
-    loaders: int | Literal["auto"] = Field("auto", description="loader actors (each owns disjoint shards)")
-    writers: int | Literal["auto"] = Field("auto", description="writer actors (each owns disjoint shards)")
-    max_restarts: int = Field(3, ge=0, description="times a dead actor is restarted")
-    max_task_retries: int = Field(3, ge=0, description="times a call on a dead actor is retried")
-    placement_timeout_s: float = Field(60.0, gt=0, description="wait this long for replicas to start")
-    dashboard: bool = Field(False, description="start Ray's dashboard with a local Ray")
-    fuse_stages: bool = Field(
-        True, description="run consecutive stages with the same resources and replicas in one actor (ray)"
-    )
     resume: bool = Field(False, description="skip shards a previous run of this recipe completed (mdf run --resume)")
 
-    @field_validator("batch_rows", "max_in_flight", "loaders", "writers")
+    @field_validator("batch_rows")
     @classmethod
     def _positive(cls, value: int | str) -> int | str:
         if isinstance(value, int) and value < 1:
             raise ValueError(f"must be >= 1 or 'auto', got {value}")
         return value
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The executor's own keys, for its ``Params`` model."""
+        return dict(self.model_extra or {})
+
+    def choice(self) -> tuple[str, str]:
+        """``(executor name, why)``: the recipe's ``type``; else Ray when ``address`` or ``RAY_ADDRESS`` names a
+        cluster; else inline."""
+        if self.type:
+            return self.type, f"executor.type is {self.type!r} in the recipe"
+        if self.params.get("address"):
+            return "ray", f"the recipe gives executor.address {self.params['address']!r}"
+        env = os.environ.get("RAY_ADDRESS")
+        if env:
+            return "ray", f"RAY_ADDRESS={env} is set"
+        return "inline", "the default (no executor.type, executor.address or RAY_ADDRESS)"
 
 
 class StateSpec(_Spec):
@@ -191,12 +195,26 @@ def parse_recipe(
 def check_components(recipe: Recipe, plugins: Plugins) -> None:
     """Resolve every type/operator name and validate its parameters by constructing it (cheap: no setup())."""
     build_component(plugins.readers, recipe.reader, "reader")
+    check_executor(recipe.executor, plugins)
     build_component(plugins.writers, recipe.writer, "writer", dry_run=True)
     if recipe.rejected is not None:
         build_component(plugins.writers, recipe.rejected, "rejected", dry_run=True)
     for i, stage in enumerate(recipe.stages):
         for j, op in enumerate(stage.operators):
             build_operator(plugins, op, f"stages[{i}].operators[{j}]")
+
+
+def check_executor(spec: ExecutorSpec, plugins: Plugins) -> Any:
+    """Resolve the executor and validate its own parameters (``executor.<key>`` in errors); return them."""
+    name, _ = spec.choice()
+    cls = plugins.executors.get(name, "executor.type")
+    try:
+        cls.check_requirements()
+        return cls.Params(**spec.params)
+    except ValidationError as exc:
+        raise format_validation_error(exc, root="executor", model=cls.Params) from None
+    except MissingDependencyError as exc:
+        raise RecipeError(str(exc), "executor.type") from None
 
 
 def build_operator(plugins: Plugins, spec: OperatorSpec, path: str) -> Any:

@@ -81,6 +81,7 @@ def register_plugin(plugins: Plugins, plugin: object, name: str) -> None:
         ("mdf_register_readers", plugins.readers),
         ("mdf_register_writers", plugins.writers),
         ("mdf_register_state_types", plugins.state_types),
+        ("mdf_register_executors", plugins.executors),
     ):
         for impl in getattr(plugins.manager.hook, hook).get_hookimpls():
             if impl.plugin_name == name:

@@ -1,29 +1,42 @@
 """The ``mdf`` command: one module per sub-command; errors become one line and an exit code.
 
+Sub-command modules are imported when their command runs (``mdf --version`` imports none of them, and
+``mdf ops`` not the executors or Ray).
+
 A :class:`~mdf.errors.MdfError` prints as ``error: <message>`` without a traceback: exit 2 for recipe and
 input-listing problems (nothing was done), 1 for failures during the run. ``MDF_DEBUG=1`` shows tracebacks.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import click
 
 from mdf import __version__
-from mdf.cli import demo, ops, plan, plugins, report, run, validate
 from mdf.errors import MdfError
 
+COMMANDS = ("run", "validate", "plan", "ops", "plugins", "demo", "report")
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """Imports ``mdf.cli.<name>`` only when the command ``name`` is asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        return importlib.import_module(f"mdf.cli.{cmd_name}").command  # type: ignore[no-any-return]
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mdf")
 def cli() -> None:
-    """mdf (Mega Data Factory): clean web-scale data for training, inline or on Ray."""
-
-
-for module in (run, validate, plan, ops, plugins, demo, report):
-    cli.add_command(module.command)
+    """mdf (Mega Data Factory): clean web-scale data for training, on every core of this machine or on Ray."""
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,4 +1,4 @@
-"""``mdf ops``: every registered operator, its kind, plugin, parameters (type, default) and doc."""
+"""``mdf ops``: every registered operator and executor, its kind, plugin, parameters (type, default) and doc."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from rich.table import Table
 from mdf.plugins import load_plugins
 
 
-def describe(cls: Any) -> dict[str, Any]:
+def describe(cls: Any, common: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``common``: fields every component of the kind has besides its own (an executor's batch_rows, resume)."""
     params = []
-    for name, f in cls.Params.model_fields.items():
+    for name, f in {**(common or {}), **cls.Params.model_fields}.items():
         default = None if f.default is PydanticUndefined else f.default
         if f.default_factory is not None:
             default = f.default_factory()
@@ -30,7 +31,7 @@ def describe(cls: Any) -> dict[str, Any]:
                 "doc": f.description or "",
             }
         )
-    reads = [{"param": k, "types": v} for k, v in cls.reads.items()]
+    reads = [{"param": k, "types": v} for k, v in (getattr(cls, "reads", None) or {}).items()]
     return {"name": cls.name, "kind": cls.kind, "doc": cls.doc(), "params": params, "reads": reads}
 
 
@@ -53,20 +54,33 @@ def _type_name(annotation: Any) -> str:
 @click.command("ops")
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 def command(as_json: bool) -> None:
-    """List every operator with its parameters."""
+    """List every operator and executor with its parameters."""
+    from mdf.recipe import ExecutorSpec
+
     plugins = load_plugins()
     rows = []
-    for name, cls in plugins.operators.items():
-        d = describe(cls)
-        d["plugin"] = plugins.operators.owner(name).plugin
-        d["distribution"] = plugins.operators.owner(name).distribution
-        rows.append(d)
+    common = {k: f for k, f in ExecutorSpec.model_fields.items() if k != "type"}
+    for registry, shared in ((plugins.operators, None), (plugins.executors, common)):
+        for name, cls in registry.items():
+            d = describe(cls, shared)
+            d["plugin"] = registry.owner(name).plugin
+            d["distribution"] = registry.owner(name).distribution
+            rows.append(d)
     failed = [i for i in plugins.infos if i.error]
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=str))
         return
-    table = Table(title=f"{len(rows)} operator(s)", title_justify="left", show_lines=True)
-    for col in ("operator", "kind", "plugin", "parameters", "doc"):
+    console = Console(width=160)
+    for title, kinds in (("operator", lambda k: k != "executor"), ("executor", lambda k: k == "executor")):
+        console.print(_table(title, [d for d in rows if kinds(d["kind"])]))
+    for info in failed:  # after the tables, where it is seen: its operators are missing from the lists above
+        first = info.error.splitlines()[0] if info.error else ""
+        console.print(f"[red]plugin '{info.name}' ({info.distribution}) failed to load: {first}[/]", highlight=False)
+
+
+def _table(title: str, rows: list[dict[str, Any]]) -> Table:
+    table = Table(title=f"{len(rows)} {title}(s)", title_justify="left", show_lines=True)
+    for col in (title, "kind", "plugin", "parameters", "doc"):
         table.add_column(col)
     for d in rows:
         params = "\n".join(
@@ -75,8 +89,4 @@ def command(as_json: bool) -> None:
         )
         reads = "; ".join(f"reads {r['param']}: {r['types']}" for r in d["reads"])
         table.add_row(d["name"], d["kind"], d["plugin"], params or "-", d["doc"] + (f"\n{reads}" if reads else ""))
-    console = Console(width=160)
-    console.print(table)
-    for info in failed:  # after the table, where it is seen: its operators are missing from the list above
-        first = info.error.splitlines()[0] if info.error else ""
-        console.print(f"[red]plugin '{info.name}' ({info.distribution}) failed to load: {first}[/]", highlight=False)
+    return table

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import click
 from rich.console import Console
 
@@ -30,14 +32,23 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool, 
     extra = [*(["executor.resume=true"] if resume else []), *(["on_damaged_input=fail"] if strict else [])]
     parsed = load_recipe(recipe, [*overrides, *extra])
     progress = None if quiet else LiveProgress(console)
-    metrics = run_recipe(parsed, progress=progress, overwrite=overwrite)
+    # The batch loop allocates few cyclic objects, but each gen-0 collection walks the young ones and every
+    # full one the ~100 K objects of the imports: freeze those and collect ten times less often (W1: ~5 % of
+    # CPU time, measured with py-spy and user+sys time)
+    gc.freeze()
+    gc.set_threshold(7000, 10, 10)
+    announce = None if quiet else (lambda line: console.print(line, soft_wrap=True, highlight=False))
+    metrics = run_recipe(parsed, progress=progress, overwrite=overwrite, announce=announce)
     if not quiet:
         Console(width=max(Console().width, 140)).print(metrics_table(metrics))
-        console.print(f"metrics: {layout.metrics_path(str(parsed.writer.params.get('path', '.')))}")
+        out = layout.metrics_path(str(parsed.writer.params.get("path", ".")))
+        console.print(f"metrics: {out}", soft_wrap=True, highlight=False)
         if metrics.report is not None:
-            console.print(f"report: {metrics.report}")
+            console.print(f"report: {metrics.report}", soft_wrap=True, highlight=False)
         else:
             console.print(f"report: not written ({metrics.extra.get('report_error')}); retry with mdf report")
+        if metrics.extra.get("ray_logs"):
+            console.print(f"ray logs: {metrics.extra['ray_logs']}", soft_wrap=True, highlight=False)
     for entry in metrics.damaged:  # even with --quiet: rows are missing from these files
         console.print(f"[bold red]damaged input:[/] {describe(entry)}", highlight=False, soft_wrap=True)
     if not metrics.balanced:

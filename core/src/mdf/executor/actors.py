@@ -22,6 +22,7 @@ from mdf.damage import damaged_entries
 from mdf.executor.base import Outputs, build_stage, run_chain
 from mdf.executor.failures import in_stage
 from mdf.executor.passes import attach_state
+from mdf.executor.threads import prefetch
 from mdf.io.base import Shard
 from mdf.metrics import OperatorMetrics, count_reasons
 from mdf.operators import BatchContext, split_rejected
@@ -52,8 +53,6 @@ class Loader:
             yield shard, count, offset, None  # end of shard: ``count`` batches were sent
 
     def _prefetched(self) -> Iterator[tuple[Shard, int, int, pa.RecordBatch | None]]:
-        from mdf.executor.inline import prefetch
-
         yield from prefetch(self._batches())
 
     def next(self) -> tuple[dict[str, Any], Payload | None]:

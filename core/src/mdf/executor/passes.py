@@ -20,7 +20,7 @@ from typing import Any
 
 from mdf import tally
 from mdf.deduplicator import Deduplicator
-from mdf.executor.base import Plan
+from mdf.executor.plan import Plan
 from mdf.metrics import RunMetrics
 from mdf.operators import Operator
 from mdf.recipe import ComponentSpec, Recipe

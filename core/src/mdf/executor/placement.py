@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 from mdf.errors import MdfError
-from mdf.recipe import ExecutorSpec, ResourcesSpec, StageSpec
+from mdf.executor.ray_params import RayParams
+from mdf.recipe import ResourcesSpec, StageSpec
 
 
 class PlacementError(MdfError):
@@ -25,9 +27,17 @@ class PlacementError(MdfError):
     exit_code = 2
 
 
+class ClusterUnreachable(MdfError):
+    """The Ray cluster named by ``executor.address`` / ``RAY_ADDRESS`` cannot be joined."""
+
+    exit_code = 2
+
+
 @dataclass
 class RaySession:
     started_here: bool
+    address: str = ""
+    log_dir: str = ""
 
     def close(self) -> None:
         import ray
@@ -36,32 +46,125 @@ class RaySession:
             ray.shutdown()
 
 
-def connect(spec: ExecutorSpec, log_dir: str) -> RaySession:
-    """Join ``address`` / ``RAY_ADDRESS`` when given, else start a quiet local Ray bound to 127.0.0.1."""
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LOCAL_GCS_TIMEOUT_S = 3
+
+
+def cluster_address(spec: RayParams) -> str | None:
+    """The address to join: ``executor.address``, else ``RAY_ADDRESS``; ``None`` = start a local Ray."""
     address = spec.address or os.environ.get("RAY_ADDRESS")
-    if not address and "ray" not in sys.modules:
-        # A local Ray is for this machine only: with this set (read when ray is imported) Ray binds its
-        # services to 127.0.0.1 instead of the machine's network address.
+    return None if address in (None, "", "local") else address
+
+
+def _host(address: str) -> str:
+    """Host of ``HOST:PORT`` (``ray://`` and ``[v6]`` forms too); for ``auto``, the host Ray recorded for the
+    cluster last started on this machine (``ray start`` writes it in Ray's temp dir)."""
+    if address == "auto":
+        address = _recorded_cluster() or ""
+    address = address.split("://", 1)[-1]
+    return address.rsplit(":", 1)[0].strip("[]")
+
+
+def _ray_temp_dir() -> str:
+    """Ray's default temp dir, found as Ray finds it (``RAY_TMPDIR``, else ``TMPDIR``, else /tmp) + ``ray``."""
+    base = os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"
+    return os.path.join(base, "ray")
+
+
+def _recorded_cluster() -> str | None:
+    """What ``auto`` means to Ray: the cluster last started on this machine, recorded in Ray's temp dir."""
+    try:
+        with open(os.path.join(_ray_temp_dir(), "ray_current_cluster")) as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def _ray_environment(address: str | None, spec: RayParams) -> None:
+    """Ray's own settings, as environment variables Ray reads when it is imported and that its processes inherit.
+
+    * A cluster on loopback (``ray start --head --node-ip-address 127.0.0.1``, or the local Ray started here)
+      is reached on loopback: without ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` Ray rewrites ``127.0.0.1:P`` to
+      the machine's network address, where such a cluster does not listen.
+    * ``RAY_enable_pipe_based_agent_to_parent_health_check``: Ray's per-node agents notice at once that their
+      raylet died (a driver killed with SIGKILL takes its local Ray with it), instead of lingering for minutes.
+    * Ray's processes give up on a GCS that is gone after a few seconds (Ray's GCS reconnect timeout): for a
+      local Ray, whose GCS dies with the driver, that is what ends the agents that outlive a killed driver
+      (they report the raylet's death to the GCS first, retrying for a minute by default); when joining, it
+      bounds the wait for a cluster that is not there (``connect_timeout_s``).
+    """
+    if "ray" in sys.modules:
+        return  # already imported (a test, a notebook): Ray has read its settings
+    if address is None or _host(address) in LOOPBACK:
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_enable_pipe_based_agent_to_parent_health_check", "1")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    timeout = LOCAL_GCS_TIMEOUT_S if address is None else max(1, int(spec.connect_timeout_s))
+    os.environ.setdefault("RAY_gcs_rpc_server_reconnect_timeout_s", str(timeout))
+
+
+def connect(spec: RayParams) -> RaySession:
+    """Join ``address`` / ``RAY_ADDRESS`` when given, else start a quiet local Ray bound to 127.0.0.1.
+
+    Ray's own messages (start-up warnings, worker output) stay in Ray's session logs (``log_to_driver`` off,
+    Ray's Python logging at ERROR); the session lives in Ray's temp dir, never in the user's output.
+    """
+    address = cluster_address(spec)
+    _ray_environment(address, spec)
     import ray
 
     if ray.is_initialized():
         return RaySession(started_here=False)
-    common: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": True, "configure_logging": True}
+    common: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False, "configure_logging": True}
     if address:
-        ray.init(address=address, **common)
-        return RaySession(started_here=True)
-    kwargs: dict[str, Any] = {"include_dashboard": spec.dashboard}
-    temp = os.path.abspath(os.path.join(log_dir, "_ray"))
-    if len(temp) < 60:  # Ray puts unix sockets under its temp dir; their paths must stay short
-        kwargs["_temp_dir"] = temp
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        _reachable(address, spec.connect_timeout_s)
+        try:
+            ray.init(address=address, **common)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ClusterUnreachable(
+                f"cannot join the Ray cluster at {address!r}: {first}; start it (`ray start --head --port PORT`) "
+                "or fix executor.address / RAY_ADDRESS"
+            ) from None
+        return RaySession(True, address, _session_logs())
     # Ray prestarts a worker per CPU at init for tasks; an mdf run uses actors only, which get their own
     # processes anyway, so prestarting costs ~1 s of a 2-core machine's start-up and buys nothing (measured:
     # ray.init 3.35 s -> 2.37 s, first actor call +0.1 s).
-    kwargs["_system_config"] = {"enable_worker_prestart": False}
-    ray.init(address="local", **common, **kwargs)
-    return RaySession(started_here=True)
+    ray.init(
+        address="local",
+        include_dashboard=spec.dashboard,
+        _system_config={"enable_worker_prestart": False},
+        **common,
+    )
+    return RaySession(True, "local", _session_logs())
+
+
+def _reachable(address: str, timeout_s: float) -> None:
+    """Fail in one line before Ray does: Ray's core ends the process (C++ log lines, exit 1) when the GCS it
+    was pointed at does not answer, so the port is tried first with a plain TCP connection."""
+    target = _recorded_cluster() if address == "auto" else address
+    if target is None:
+        raise ClusterUnreachable(
+            "executor.address is 'auto' but no Ray cluster was started on this machine (`ray start --head`)"
+        )
+    if "://" in target:
+        return  # ray:// (Ray Client) and other schemes: Ray's own connection
+    host, _, port = target.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except (OSError, ValueError) as exc:
+        raise ClusterUnreachable(
+            f"cannot reach the Ray cluster at {address!r} ({target}): {exc}; start it (`ray start --head --port "
+            "PORT`) or fix executor.address / RAY_ADDRESS"
+        ) from None
+
+
+def _session_logs() -> str:
+    """Where this Ray session keeps its logs (printed at the end of a run)."""
+    import ray
+
+    node = getattr(ray._private.worker, "_global_node", None)  # no public API tells the session directory
+    return os.path.join(node.get_session_dir_path(), "logs") if node is not None else ""
 
 
 def _demand(res: ResourcesSpec) -> dict[str, float]:
@@ -122,7 +225,7 @@ def _take(free: dict[str, float], need: dict[str, float]) -> None:
         free[k] = free.get(k, 0.0) - v
 
 
-def actor_options(res: ResourcesSpec, spec: ExecutorSpec, name: str) -> dict[str, Any]:
+def actor_options(res: ResourcesSpec, spec: RayParams, name: str) -> dict[str, Any]:
     opts: dict[str, Any] = {
         "num_cpus": res.cpu,
         "num_gpus": res.gpu,

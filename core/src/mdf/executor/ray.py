@@ -24,11 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mdf.damage import note_damage
+from mdf.errors import MissingDependencyError
 from mdf.executor import actors
-from mdf.executor.base import Plan
+from mdf.executor.api import Executor
 from mdf.executor.failures import local_error
 from mdf.executor.passes import run_passes
-from mdf.executor.placement import actor_options, connect, fuse_groups, plan_replicas
+from mdf.executor.placement import actor_options, cluster_address, connect, fuse_groups, plan_replicas
+from mdf.executor.plan import Plan
+from mdf.executor.ray_params import RAY_PIP, RayParams
 from mdf.metrics import OperatorMetrics, RunMetrics
 from mdf.state import Checkpoint, KeyState
 from mdf.tally import ShardTally
@@ -60,9 +63,22 @@ def auto_max_in_flight(replicas: list[int], loaders: int) -> int:
     return max(2 * sum(replicas), 2 * loaders)
 
 
-class RayExecutor:
-    def __init__(self, plan: Plan) -> None:
-        self.plan = plan
+class RayExecutor(Executor):
+    """Runs on a Ray cluster (joined by address) or a local Ray: stages as actors with their own replicas."""
+
+    name = "ray"
+    Params = RayParams
+    params: RayParams
+
+    @classmethod
+    def check_requirements(cls) -> None:
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise MissingDependencyError(f"executor 'ray' needs Ray, an optional extra of mdf-core: {RAY_PIP}")
+
+    def __init__(self, plan: Plan, **params: Any) -> None:
+        super().__init__(plan, **params)
         self.peak_in_flight = 0
         self.peak_bytes_in_flight = 0
         self.replicas: list[int] = []  # per stage group (see fuse_groups)
@@ -72,14 +88,21 @@ class RayExecutor:
         self.startup_s = 0.0
         self._passes = 0
 
+    def summary(self) -> str:
+        address = cluster_address(self.params)
+        return f"cluster at {address}" if address else "a local Ray started for this run"
+
     def run(self, progress: Any = None) -> RunMetrics:
         output = self.plan.output_dir  # the writer's: collect passes (self.plan later) write nothing
-        session = self._session = connect(self.plan.recipe.executor, self.plan.output_dir)
+        session = self._session = connect(self.params)
         self._pipe: Pipeline | None = None
         self._state: KeyState | None = None
         self._run_id = f"mdf-{int(time.time() * 1000) % 10**10}"
         try:
-            return run_passes(self.plan, self._run_pass, self._make_state, progress)
+            metrics = run_passes(self.plan, self._run_pass, self._make_state, progress)
+            if session.log_dir:
+                metrics.extra["ray_logs"] = session.log_dir
+            return metrics
         except Exception as exc:  # a remote failure reads as one line, its traceback goes to the log file
             raise local_error(exc, output) from None
         finally:
@@ -127,7 +150,7 @@ class RayExecutor:
     def _start(self, run_id: str, key_state: KeyState | None) -> Pipeline:
         import ray
 
-        plan, spec = self.plan, self.plan.recipe.executor
+        plan, spec = self.plan, self.params
         stages = plan.recipe.stages
         available = ray.available_resources()
         self._free_before = {k: v for k, v in available.items() if k in ("CPU", "GPU")}
@@ -281,7 +304,7 @@ class RayExecutor:
     def _has_room(self, chains: int, nbytes: int, next_bytes: int) -> bool:
         if chains >= self.max_in_flight:
             return False
-        cap = self.plan.recipe.executor.max_bytes_in_flight
+        cap = self.params.max_bytes_in_flight
         return cap is None or chains == 0 or nbytes + next_bytes <= cap
 
     def _submit(self, pipe: Pipeline, owner: dict[str, Any], meta: dict[str, Any], ref: Any) -> tuple[Any, Chain]:

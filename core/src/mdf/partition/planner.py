@@ -19,7 +19,7 @@ from mdf.plugins import Plugins, load_plugins
 from mdf.recipe import Recipe
 
 if TYPE_CHECKING:
-    from mdf.executor.base import Plan
+    from mdf.executor.plan import Plan
 
 
 def available_memory_bytes() -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,8 @@ class KeyState:
         self.buckets = buckets
         self.remote = remote
         self.phases: dict[str, str] = {}  # namespace -> "collect" | "keep" for cluster-mode operators
+        # in process, several inline worker threads (and the checkpoint's snapshots) share the buckets
+        self._lock = None if remote else threading.Lock()
 
     @classmethod
     def local(cls, num_buckets: int = 1) -> KeyState:
@@ -57,8 +60,9 @@ class KeyState:
 
     # -- plumbing --------------------------------------------------------------------------------------------
     def _call(self, calls: list[tuple[int, str, tuple[Any, ...]]]) -> list[Any]:
-        if not self.remote:
-            return [getattr(self.buckets[i], method)(*args) for i, method, args in calls]
+        if self._lock is not None:
+            with self._lock:
+                return [getattr(self.buckets[i], method)(*args) for i, method, args in calls]
         import ray
 
         return ray.get([getattr(self.buckets[i], method).remote(*args) for i, method, args in calls])

@@ -1,0 +1,47 @@
+"""What an executor is, for plugins that add one: a registered class with its own parameter model.
+
+An executor is registered through :func:`mdf.hookspecs.mdf_register_executors` like an operator. The recipe's
+``executor:`` mapping holds the fields every executor understands (``type``, ``batch_rows``, ``resume``; see
+:class:`mdf.recipe.ExecutorSpec`) and the executor's own, which its ``Params`` model validates; a bad value is
+reported with its YAML path (``executor.max_in_flight``) before any work.
+
+This module sits below the plugin manager and the recipe, so it imports neither.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from mdf.operators import Component, Params
+
+if TYPE_CHECKING:
+    from mdf.executor.plan import Plan
+    from mdf.metrics import RunMetrics
+
+
+class ExecutorParams(Params):
+    """Base of an executor's own parameters (the keys of ``executor:`` besides the common ones)."""
+
+
+class Executor(Component):
+    """Runs a planned recipe. Subclasses set ``name`` and ``Params`` and implement :meth:`run`.
+
+    The executor is constructed in the driver with the :class:`~mdf.executor.base.Plan` (recipe checked, input
+    listed) and its validated parameters; :meth:`run` returns the run's metrics (``metrics.json``).
+    """
+
+    kind: ClassVar[str] = "executor"
+    Params: ClassVar[type[Params]] = ExecutorParams
+
+    def __init__(self, plan: Plan, **params: Any) -> None:
+        super().__init__(**params)
+        self.plan = plan
+
+    def summary(self) -> str:
+        """A few words on how it will run (``2 worker threads``, ``cluster at 10.0.0.5:6379``) for ``mdf run``."""
+        return ""
+
+    @abstractmethod
+    def run(self, progress: Any = None) -> RunMetrics:
+        """Run every pass of the plan; write the output; return the metrics."""

@@ -1,0 +1,30 @@
+"""The plan of a run: a recipe resolved against the installed plugins, with its input listed.
+
+It sits below everything that uses it (the partition planner, the chain, every executor), so none of them has
+to import another to name it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mdf.io.base import Reader, Shard
+from mdf.plugins import Plugins
+from mdf.recipe import Recipe
+
+
+@dataclass
+class Plan:
+    """A recipe resolved against the installed plugins, with its input listed."""
+
+    recipe: Recipe
+    plugins: Plugins
+    reader: Reader
+    shards: list[Shard]
+    batch_rows: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def output_dir(self) -> str:
+        return str(self.recipe.writer.params.get("path", "."))

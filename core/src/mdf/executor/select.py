@@ -1,0 +1,60 @@
+"""Which executor runs a recipe, and ``run_recipe``: the factory above every executor implementation.
+
+The executor classes come from the plugin registry (core registers ``inline`` and ``ray``), so this module
+imports none of them. :meth:`mdf.recipe.ExecutorSpec.choice` says which one a recipe gets and why; ``mdf run``
+prints that as one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mdf.executor.api import Executor
+from mdf.executor.base import prepare
+from mdf.executor.plan import Plan
+from mdf.metrics import RunMetrics
+from mdf.ownership import claim
+from mdf.plugins import Plugins
+from mdf.recipe import Recipe, check_executor
+from mdf.report.build import write_report
+from mdf.report.context import run_context
+
+
+def build_executor(plan: Plan) -> tuple[Executor, str]:
+    """The recipe's executor, constructed with its validated parameters, and one line saying which and why."""
+    spec = plan.recipe.executor
+    name, why = spec.choice()
+    params = check_executor(spec, plan.plugins)  # exit 2 (with the pip line) when the executor cannot run here
+    cls = plan.plugins.executors.get(name, "executor.type")
+    executor = cls(plan, **params.model_dump(exclude_unset=True))
+    detail = executor.summary()
+    return executor, f"executor: {name}{' (' + detail + ')' if detail else ''}, because {why}"
+
+
+def run_recipe(
+    recipe: Recipe,
+    progress: Any = None,
+    plugins: Plugins | None = None,
+    announce: Callable[[str], None] | None = None,
+    overwrite: bool = False,
+) -> RunMetrics:
+    """Plan, claim the output folders (:mod:`mdf.ownership`: lock, fingerprint, ``--overwrite``/``--resume``),
+    run with the executor the recipe gets, then publish (``_mdf/metrics.json``, swap of a staged output) and
+    write the report."""
+    owned = claim(prepare(recipe, plugins), overwrite)
+    try:
+        plan = owned.plan
+        executor, line = build_executor(plan)
+        if announce is not None:
+            announce(line)
+        metrics = executor.run(progress)
+        metrics.extra.update(run_context(recipe, plan.extra, plan.batch_rows))  # recipe, machine: for the report
+        owned.finish(metrics)
+    finally:
+        owned.release()
+    try:  # the data and metrics.json are published: a report that cannot be drawn must not fail the run
+        metrics.report = write_report(owned.output)
+    except Exception as exc:  # said on the run's last line; `mdf report` retries it
+        metrics.extra["report_error"] = f"{type(exc).__name__}: {exc}"
+    return metrics

@@ -1,0 +1,163 @@
+"""Joining a Ray cluster the way a user starts one, and what a killed driver leaves behind.
+
+A head started with ``ray start --head --port P --node-ip-address 127.0.0.1`` plus a second node started with
+``ray start --address``, both on loopback; ``mdf run`` (the installed command, in its own process) joins with
+``executor.address: "127.0.0.1:P"``, ``address: auto`` and ``RAY_ADDRESS``, and its part files must equal the
+inline executor's. A cluster that is not there is exit 2 and one line naming the address. Ray's temp dir is a
+short folder of this test's own (``RAY_TMPDIR``), so "auto" finds this cluster and nothing else, and the
+processes of a killed run can be found by their session path.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .ray_helpers import assert_same_outputs, many_rows_parquet, text_recipe
+
+pytest.importorskip("ray")
+pytest.importorskip("mdf_text")
+
+RAY = Path(sys.executable).with_name("ray")
+MDF = Path(sys.executable).with_name("mdf")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+TOKEN = secrets.token_hex(32)  # Ray's token authentication, as a user's cluster has it
+
+
+def _env(tmp: str, **extra: str) -> dict[str, str]:
+    # as a user's shell has it: no RAY_ADDRESS, and none of the Ray settings this test session's conftest made
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
+    ray = {"RAY_TMPDIR": tmp, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN}
+    return {**env, **ray, "COLUMNS": "200", **extra}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Head + one more node on 127.0.0.1, as `ray start` prints them; stopped (both) at the end."""
+    tmp = tempfile.mkdtemp(prefix="mdfr-", dir="/tmp")  # unix socket paths under it must stay short
+    port = _free_port()
+    env = _env(tmp)
+    head = [str(RAY), "start", "--head", "--port", str(port), "--node-ip-address", "127.0.0.1"]
+    head += ["--num-cpus", "1", "--include-dashboard", "false", "--disable-usage-stats"]
+    out = subprocess.run(head, env=env, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    node = [str(RAY), "start", "--address", f"127.0.0.1:{port}", "--node-ip-address", "127.0.0.1", "--num-cpus", "1"]
+    out = subprocess.run(node, env=env, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    yield tmp, port
+    subprocess.run([str(RAY), "stop", "--force"], env=env, capture_output=True, timeout=120)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def inline_output(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("inline")
+    glob = many_rows_parquet(tmp / "in", files=3, rows=2000)
+    recipe = text_recipe(tmp, {"type": "parquet", "paths": [glob]}, {"type": "inline"})
+    path = tmp / "r.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    out = subprocess.run([str(MDF), "run", "-q", str(path)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return glob, tmp
+
+
+def _mdf_run(tmp: Path, glob: str, executor: dict, env: dict[str, str]) -> subprocess.CompletedProcess:
+    recipe = text_recipe(tmp, {"type": "parquet", "paths": [glob]}, executor)
+    path = tmp / "r.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    return subprocess.run([str(MDF), "run", str(path)], env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("how", ["address", "auto", "RAY_ADDRESS"])
+def test_joining_a_cluster_started_with_ray_start(cluster, inline_output, tmp_path, how):
+    ray_tmp, port = cluster
+    glob, inline_tmp = inline_output
+    executor, env = {"type": "ray"}, _env(ray_tmp)
+    if how == "address":
+        executor["address"] = f"127.0.0.1:{port}"
+    elif how == "auto":
+        executor["address"] = "auto"
+    else:
+        executor = {}  # no type: RAY_ADDRESS alone picks Ray
+        env["RAY_ADDRESS"] = f"127.0.0.1:{port}"
+    out = _mdf_run(tmp_path, glob, executor, env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "executor: ray (cluster at" in out.stderr
+    assert "WARNING" not in out.stderr and "core_worker" not in out.stderr  # Ray's lines go to Ray's logs
+    assert_same_outputs(tmp_path / "out", inline_tmp / "out")
+
+
+def test_a_cluster_that_is_not_there_is_exit_2_naming_the_address(tmp_path, inline_output):
+    glob, _ = inline_output
+    port = _free_port()
+    start = time.monotonic()
+    out = _mdf_run(
+        tmp_path,
+        glob,
+        {"type": "ray", "address": f"127.0.0.1:{port}", "connect_timeout_s": 3},
+        _env(tempfile.mkdtemp(prefix="mdfr-", dir="/tmp")),
+    )
+    assert out.returncode == 2, out.stderr[-3000:]
+    errors = [line for line in out.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and f"127.0.0.1:{port}" in errors[0], out.stderr[-3000:]
+    assert "Traceback" not in out.stderr
+    assert time.monotonic() - start < 90
+
+
+def _processes_under(path: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes()
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        if path.encode() in cmd and "State:\tZ" not in status:
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_no_ray_process_outlives_a_killed_driver_by_more_than_seconds(inline_output, tmp_path):
+    """SIGKILL of `mdf run` while its local Ray starts its actors: Ray's processes follow within seconds."""
+    glob, _ = inline_output
+    ray_tmp = tempfile.mkdtemp(prefix="mdfk-", dir="/tmp")
+    recipe = text_recipe(tmp_path, {"type": "parquet", "paths": [glob]}, {"type": "ray"})
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    proc = subprocess.Popen([str(MDF), "run", "-q", str(path)], env=_env(ray_tmp), stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not any("raylet" in p.name for p in Path(ray_tmp).rglob("raylet*")):
+        time.sleep(0.2)
+    time.sleep(1.0)  # Ray is up and starting actors
+    assert _processes_under(ray_tmp), "Ray did not start"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    killed = time.monotonic()
+    while _processes_under(ray_tmp) and time.monotonic() - killed < 30:
+        time.sleep(0.5)
+    left = _processes_under(ray_tmp)
+    for pid in left:  # do not leak them into the rest of the session
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"{len(left)} Ray process(es) still alive 30 s after the driver was killed"
+    assert time.monotonic() - killed < 20, f"Ray's processes took {time.monotonic() - killed:.0f} s to exit"
+    shutil.rmtree(ray_tmp, ignore_errors=True)
