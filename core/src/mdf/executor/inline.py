@@ -230,18 +230,31 @@ class InlineExecutor(Executor):
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mdf-shard")
         try:
             running: dict[Future[Any], Shard] = {pool.submit(run_shard, s): s for s in plan.shards}
+            recorded: set[str] = set()
+
+            def record(shard: Shard) -> None:
+                if checkpoint is not None and shard.id not in recorded:
+                    recorded.add(shard.id)
+                    with lock:
+                        committed = tally.commit(shard.id)
+                    checkpoint.shard_done(shard.id, committed)
+
             while running:
                 done, _ = wait(running, timeout=0.2, return_when=FIRST_EXCEPTION)
-                for f in done:
+                failure: BaseException | None = None
+                for f in done:  # every finished future first: a commit done beside a failure still counts
                     shard = running.pop(f)
+                    if f.exception() is not None:
+                        failure = failure or f.exception()
+                        continue
                     result = f.result()
                     if isinstance(result, _ShardSink):  # the shard's thread is done: now wait for its commit
                         assert result.committed is not None
                         running[result.committed] = shard
-                    elif checkpoint is not None:
-                        with lock:
-                            committed = tally.commit(shard.id)
-                        checkpoint.shard_done(shard.id, committed)
+                    else:
+                        record(shard)
+                if failure is not None:
+                    raise failure
                 if progress is not None:
                     progress.update_counts(metrics)
         except BaseException as exc:
@@ -251,6 +264,10 @@ class InlineExecutor(Executor):
             pool.shutdown(wait=True, cancel_futures=True)
             for sink in sinks:  # no writer may still be writing when the open part files are dropped
                 sink.pool.shutdown(wait=True, cancel_futures=True)
+            for sink in sinks:  # shards whose part files are committed need not be redone by --resume
+                c = sink.committed
+                if c is not None and c.done() and not c.cancelled() and c.exception() is None:
+                    record(sink.shard)
             outputs.close()
             failed = next((s.error for s in sinks if s.error is not None), None)
             if isinstance(exc, Aborted) and failed is not None:  # a writer failed first: report its error
