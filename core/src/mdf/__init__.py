@@ -13,7 +13,7 @@ from mdf.deduplicator import Deduplicator, DedupParams  # noqa: E402
 from mdf.errors import MdfError, OperatorError, PluginError, RecipeError  # noqa: E402
 from mdf.io.base import DAMAGED_INPUT, Reader, Shard, Writer, damaged_input_batch  # noqa: E402
 from mdf.io.sharding import expand_paths, shard_ids  # noqa: E402
-from mdf.metrics import REASON  # noqa: E402
+from mdf.metrics import REASON, REASON_DETAIL  # noqa: E402
 from mdf.operators import BatchContext, Filter, Operator, Params, Refiner  # noqa: E402
 
 try:
@@ -26,6 +26,7 @@ except Exception:  # pragma: no cover - running from a source tree without metad
 __all__ = [
     "DAMAGED_INPUT",
     "REASON",
+    "REASON_DETAIL",
     "BatchContext",
     "DedupParams",
     "Deduplicator",

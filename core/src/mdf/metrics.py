@@ -17,6 +17,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 REASON = "_reason"
+REASON_DETAIL = "_reason_detail"
+"""Optional column beside ``_reason`` with the long text behind a short reason class (a decoder's message), so
+reasons stay few and countable while the rejected rows keep the full story. Kept rows never carry it."""
 
 
 @dataclass

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict
 
 from mdf.errors import MissingDependencyError, OperatorError
-from mdf.metrics import REASON, OperatorMetrics
+from mdf.metrics import REASON, REASON_DETAIL, OperatorMetrics
 
 
 class Params(BaseModel):
@@ -205,12 +205,16 @@ def reasons_only(rejected: pa.RecordBatch) -> pa.RecordBatch:
 
 
 def split_rejected(batch: pa.RecordBatch, prefix: str | None = None) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
-    """Split a batch carrying a ``_reason`` column into ``(kept without _reason, rejected with it)``."""
+    """Split a batch carrying a ``_reason`` column into ``(kept without _reason, rejected with it)``.
+
+    A ``_reason_detail`` column goes with the rejected rows only."""
     idx = batch.schema.get_field_index(REASON)
     if idx < 0:
         return batch, None
     reason = batch.column(idx)
     kept_batch = batch.remove_column(idx)
+    if (detail := kept_batch.schema.get_field_index(REASON_DETAIL)) >= 0:
+        kept_batch = kept_batch.remove_column(detail)
     if reason.null_count == batch.num_rows:
         return kept_batch, None
     bad = pc.is_valid(reason)
