@@ -127,7 +127,7 @@ def bad_inputs() -> pa.Table:
     small = photo("chelsea").resize((64, 43))
     cases = [
         ("bad/not_an_image", b"<html><body>404 not found</body></html>\n" * 20, "unsupported_format"),
-        ("bad/truncated_jpeg", jpeg[: len(jpeg) // 2], "decode_error"),
+        ("bad/truncated_jpeg", jpeg[: len(jpeg) // 2], "decode_error:truncated"),
         ("bad/huge_png", huge_png(100_000, 100_000), "too_many_pixels"),
         ("bad/empty", b"", "empty"),
         ("bad/bmp", encode(small, "BMP"), "unsupported_format"),
