@@ -90,7 +90,7 @@ def test_kernel_refiner_rejects_with_classes_and_details(broken):
 
 def test_pillow_path_gives_the_same_classes(broken):
     _, errors = decode_rgb(broken.column("image"), max_pixels=10**9)
-    reasons, details = split_decode_errors(pa.array(errors, pa.string()))
+    reasons, _ = split_decode_errors(pa.array(errors, pa.string()))
     by_id = dict(zip(broken.column("id").to_pylist(), reasons.to_pylist(), strict=True))
     assert by_id["good"] is None
     assert by_id["JPEG/cut30"] == by_id["PNG/cut70"] == "decode_error:truncated"
