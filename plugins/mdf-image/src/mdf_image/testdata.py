@@ -319,12 +319,24 @@ def _table(rows: list[dict[str, Any]]) -> pa.Table:
     )
 
 
+def missing_extra() -> str | None:
+    """The pip line that installs what this module needs, when something is missing (else None)."""
+    import importlib.util
+
+    missing = [
+        pip for mod, pip in (("PIL", "Pillow"), ("skimage", "scikit-image")) if not importlib.util.find_spec(mod)
+    ]
+    return f"needs {' and '.join(missing)}: pip install 'mdf-image[testdata]'" if missing else None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m mdf_image.testdata", description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", help="folder to write into")
     parser.add_argument("--formats", default="laion,folder,webdataset", help="comma list: laion, folder, webdataset")
     parser.add_argument("--no-bad", action="store_true", help="leave out the bad inputs")
     args = parser.parse_args(argv)
+    if (problem := missing_extra()) is not None:
+        parser.exit(2, f"error: python -m mdf_image.testdata {problem}\n")
     table = example_set(bad=not args.no_bad)
     formats = set(args.formats.split(","))
     written = []

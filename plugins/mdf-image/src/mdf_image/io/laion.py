@@ -18,6 +18,7 @@ from pydantic import Field
 from mdf import REASON, Params, Reader, Shard
 from mdf.errors import InputError, RecipeError
 from mdf.io.parquet import ParquetReader
+from mdf_image.io import sample_data_hint
 
 
 class LaionParquetReader(Reader):
@@ -47,7 +48,8 @@ class LaionParquetReader(Reader):
         self._parquet = ParquetReader(paths=p.paths, columns=columns, row_groups_per_shard=p.row_groups_per_shard)
 
     def shards(self) -> list[Shard]:
-        shards = self._listing.shards()
+        with sample_data_hint():
+            shards = self._listing.shards()
         for path in dict.fromkeys(s.path for s in shards):
             self._check_schema(path)
         return shards
