@@ -72,3 +72,20 @@ def test_ops_lists_the_choices_of_literal_params():
     assert _param_line(params["engine"]) == "engine: auto|native | None = None"
     assert params["engine"]["choices"] == ["auto", "native"]
     assert _param_line(params["column"]) == "column: str = 'text'" and params["column"]["choices"] is None
+
+
+def test_missing_extra_gives_one_quoted_pip_line():
+    from mdf.errors import MissingDependencyError
+
+    class NeedsExtra(Filter):
+        """Needs two modules one extra provides."""
+
+        name = "needs_extra"
+        requires = {"mdf_no_such_a": "mdf-x[big]", "mdf_no_such_b": "mdf-x[big]", "pyarrow": "pyarrow"}
+
+        def keep(self, batch):  # pragma: no cover - never run
+            raise NotImplementedError
+
+    with pytest.raises(MissingDependencyError) as exc:
+        NeedsExtra()
+    assert str(exc.value) == "filter 'needs_extra' needs mdf_no_such_a, mdf_no_such_b: pip install 'mdf-x[big]'"

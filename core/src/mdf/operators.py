@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import shlex
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -61,10 +62,11 @@ class Component:
     @classmethod
     def check_requirements(cls) -> None:
         """Raise an ImportError that names the ``pip install`` for any missing optional dependency."""
-        missing = [spec for mod, spec in cls.requires.items() if importlib.util.find_spec(mod) is None]
+        missing = [mod for mod in cls.requires if importlib.util.find_spec(mod) is None]
         if missing:
+            specs = dict.fromkeys(cls.requires[mod] for mod in missing)  # an extra may provide several modules
             raise MissingDependencyError(
-                f"{cls.kind} '{cls.name}' needs {', '.join(missing)}: pip install {' '.join(missing)}"
+                f"{cls.kind} '{cls.name}' needs {', '.join(missing)}: pip install {' '.join(map(shlex.quote, specs))}"
             )
 
     @classmethod
