@@ -34,7 +34,7 @@ class ImageEmbeddingRefiner(Refiner):
     """Add an L2-normalised embedding (fixed-size list of float32) from a local CLIP-style image encoder."""
 
     name = "image_embedding_refiner"
-    requires = {"torch": "torch", "transformers": "transformers", "PIL": "pillow"}
+    requires = dict.fromkeys(("torch", "transformers", "PIL"), "mdf-image[embeddings]")
 
     class Params(Params):
         model_path: str = Field(description="local folder with the model (save_pretrained) and its image processor")
