@@ -44,7 +44,11 @@ def metrics_table(m: RunMetrics) -> Table:
                 f"{op.time_s:.3f}",
                 f"{op.rows_per_s:,.0f}",
             )
-    lines = []
+    lines = [
+        "balanced: rows read = kept + rejected, every row accounted for"
+        if m.balanced
+        else "MISMATCH: rows read != kept + rejected; rows were lost or duplicated (a bug: please report it)"
+    ]
     stats = m.extra.get("stage_stats")
     if stats:
         parts = [f"{s['name']} x{s['replicas']} busy {s['utilisation']:.0%}" for s in stats]
@@ -59,7 +63,6 @@ def metrics_table(m: RunMetrics) -> Table:
         )
     for p in m.extra.get("passes") or []:
         lines.append(f"cluster pass {p['collect']}: {p['rows_in_clusters']:,} rows in {p['clusters']:,} clusters")
-    if lines:
-        table.caption = "\n".join(lines)
-        table.caption_justify = "left"
+    table.caption = "\n".join(lines)
+    table.caption_justify = "left"
     return table
