@@ -89,3 +89,25 @@ def test_missing_extra_gives_one_quoted_pip_line():
     with pytest.raises(MissingDependencyError) as exc:
         NeedsExtra()
     assert str(exc.value) == "filter 'needs_extra' needs mdf_no_such_a, mdf_no_such_b: pip install 'mdf-x[big]'"
+
+
+def test_run_and_demo_say_where_everything_is(recipe):
+    from mdf.cli.where import where_lines
+
+    with_rejected = parse_recipe(recipe, ["rejected.type=parquet", "rejected.path=rej"])
+    out = recipe["writer"]["path"]
+    assert where_lines(with_rejected) == [
+        f"kept rows: {out}/",
+        "rejected rows (with _reason): rej/",
+        f"metrics: {out}/metrics.json",
+    ]
+    assert where_lines(parse_recipe(recipe))[1].startswith("rejected rows: not kept (add `rejected:")
+
+
+def test_the_table_explains_balanced():
+    from mdf.metrics import RunMetrics
+    from mdf.report import metrics_table
+
+    m = RunMetrics(executor="inline", rows_read=3, rows_written=2, rows_rejected=1)
+    assert "(balanced)" in metrics_table(m).title
+    assert metrics_table(m).caption.startswith("balanced: rows read = kept + rejected")

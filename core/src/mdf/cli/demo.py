@@ -7,6 +7,7 @@ import os
 import click
 from rich.console import Console
 
+from mdf.cli.where import print_where
 from mdf.demo_data import DemoSpec, write_dataset
 from mdf.errors import RecipeError
 from mdf.executor import run_recipe
@@ -34,6 +35,7 @@ def command(recipe: str, workdir: str, rows: int, overrides: tuple[str, ...]) ->
         f"rejected.path={os.path.join(workdir, 'rejected')}",
         *overrides,
     ]
-    metrics = run_recipe(load_recipe(recipe, sets), progress=LiveProgress(console))
+    parsed = load_recipe(recipe, sets)
+    metrics = run_recipe(parsed, progress=LiveProgress(console))
     Console(width=max(Console().width, 140)).print(metrics_table(metrics))
-    console.print(f"kept rows: {workdir}/out/   rejected rows (with _reason): {workdir}/rejected/")
+    print_where(console, parsed)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 from rich.console import Console
 
+from mdf.cli.where import print_where
 from mdf.executor import run_recipe
 from mdf.progress import LiveProgress
 from mdf.recipe import load_recipe
@@ -28,8 +27,7 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool) 
     metrics = run_recipe(parsed, progress=progress)
     if not quiet:
         Console(width=max(Console().width, 140)).print(metrics_table(metrics))
-        out = os.path.join(str(parsed.writer.params.get("path", ".")), "metrics.json")
-        console.print(f"metrics: {out}")
+        print_where(console, parsed)
     if not metrics.balanced:
         raise click.ClickException(
             f"row accounting mismatch: {metrics.rows_read} read != {metrics.rows_written} kept + "
