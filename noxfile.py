@@ -16,6 +16,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import subprocess
 
 import nox
 
@@ -104,12 +105,19 @@ def dedup(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def kernels(session: nox.Session) -> None:
     """mdf-kernels: clippy, cargo test (release: the wheel's build already compiled its dependencies), then the
-    Python tests against references."""
+    Python tests against references.
+
+    Clippy (a check build, its own target dir) runs beside the wheel's release build: both end in a long
+    single-crate compile, so on two cores they overlap instead of adding up."""
     manifest = ["--manifest-path", "rust/Cargo.toml"]
-    session.run("cargo", "clippy", *manifest, "--all-targets", "--quiet", "--", "-D", "warnings", external=True)
-    session.install(
-        kernels_wheel(session), "pytest", "xxhash", "datasketch", "numpy", "pillow", "imagehash", "scikit-image"
-    )
+    clippy_cmd = ["cargo", "clippy", *manifest, "--all-targets", "--quiet", "--target-dir", "rust/target/clippy"]
+    session.log(" ".join(clippy_cmd) + " -- -D warnings  (in the background)")
+    clippy = subprocess.Popen([*clippy_cmd, "--", "-D", "warnings"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    wheel = kernels_wheel(session)
+    output, _ = clippy.communicate()
+    if clippy.returncode:
+        session.error(f"cargo clippy failed:\n{output.decode(errors='replace')}")
+    session.install(wheel, "pytest", "xxhash", "datasketch", "numpy", "pillow", "imagehash", "scikit-image")
     session.run("cargo", "test", *manifest, "--release", "--quiet", external=True)
     session.run("pytest", "rust/tests", *session.posargs)
 
