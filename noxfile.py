@@ -156,3 +156,10 @@ def embeddings(session: nox.Session) -> None:
     """The embedding refiner with torch and transformers (mdf-image[embeddings]): its tests, inline and on Ray."""
     session.install(CORE, kernels_wheel(session), EMBEDDINGS)
     session.run("pytest", "plugins/mdf-image/tests", "-m", "embeddings", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def demo(session: nox.Session) -> None:
+    """Generate a small CommonCrawl-like set and run examples/text.yaml on it (kept in ./mdf-demo)."""
+    session.install(CORE, kernels_wheel(session), TEXT, DEDUP)
+    session.run("mdf", "demo", *session.posargs)
