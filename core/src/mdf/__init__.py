@@ -39,6 +39,7 @@ _EXPORTS = {
     "DAMAGED_INPUT": "mdf.io.base",
     "NO_MATCH": "mdf.state",
     "REASON": "mdf.metrics",
+    "REASON_DETAIL": "mdf.metrics",
     "BatchContext": "mdf.operators",
     "DedupParams": "mdf.deduplicator",
     "Deduplicator": "mdf.deduplicator",
@@ -73,7 +74,7 @@ if TYPE_CHECKING:
     from mdf.io.base import DAMAGED_INPUT, Reader, Shard, Writer, damaged_input_batch
     from mdf.io.parquet import ParquetReader
     from mdf.io.sharding import expand_paths, shard_ids
-    from mdf.metrics import REASON
+    from mdf.metrics import REASON, REASON_DETAIL
     from mdf.operators import BatchContext, Filter, Operator, Params, Refiner
     from mdf.registry import Registry
     from mdf.state import NO_MATCH, KeyState, StateType
@@ -92,6 +93,7 @@ __all__ = [
     "DAMAGED_INPUT",
     "NO_MATCH",
     "REASON",
+    "REASON_DETAIL",
     "BatchContext",
     "DedupParams",
     "Deduplicator",

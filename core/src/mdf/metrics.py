@@ -19,6 +19,9 @@ import pyarrow.compute as pc
 from mdf.recording import ShardLog, Timeline, empty_histogram, latency_bucket
 
 REASON = "_reason"
+REASON_DETAIL = "_reason_detail"
+"""Optional column beside ``_reason`` with the long text behind a short reason class (a decoder's message), so
+reasons stay few and countable while the rejected rows keep the full story. Kept rows never carry it."""
 
 
 @dataclass

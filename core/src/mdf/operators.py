@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import shlex
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict
 
 from mdf.errors import MissingDependencyError, OperatorError
-from mdf.metrics import REASON, OperatorMetrics
+from mdf.metrics import REASON, REASON_DETAIL, OperatorMetrics
 
 
 class Params(BaseModel):
@@ -61,10 +62,11 @@ class Component:
     @classmethod
     def check_requirements(cls) -> None:
         """Raise an ImportError that names the ``pip install`` for any missing optional dependency."""
-        missing = [spec for mod, spec in cls.requires.items() if importlib.util.find_spec(mod) is None]
+        missing = [mod for mod in cls.requires if importlib.util.find_spec(mod) is None]
         if missing:
+            specs = dict.fromkeys(cls.requires[mod] for mod in missing)  # an extra may provide several modules
             raise MissingDependencyError(
-                f"{cls.kind} '{cls.name}' needs {', '.join(missing)}: pip install {' '.join(missing)}"
+                f"{cls.kind} '{cls.name}' needs {', '.join(missing)}: pip install {' '.join(map(shlex.quote, specs))}"
             )
 
     @classmethod
@@ -234,12 +236,16 @@ def reasons_only(rejected: pa.RecordBatch) -> pa.RecordBatch:
 
 
 def split_rejected(batch: pa.RecordBatch, prefix: str | None = None) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
-    """Split a batch carrying a ``_reason`` column into ``(kept without _reason, rejected with it)``."""
+    """Split a batch carrying a ``_reason`` column into ``(kept without _reason, rejected with it)``.
+
+    A ``_reason_detail`` column goes with the rejected rows only."""
     idx = batch.schema.get_field_index(REASON)
     if idx < 0:
         return batch, None
     reason = batch.column(idx)
     kept_batch = batch.remove_column(idx)
+    if (detail := kept_batch.schema.get_field_index(REASON_DETAIL)) >= 0:
+        kept_batch = kept_batch.remove_column(detail)
     if reason.null_count == batch.num_rows:
         return kept_batch, None
     bad = pc.is_valid(reason)

@@ -43,8 +43,8 @@ def tiny_clip(tmp_path_factory) -> str:
     The embedding refiner loads it through the same ``from_pretrained(local_files_only=True)`` code as a real
     checkpoint; the weights are random, so tests compare against the model run directly, not against meaning.
     """
-    pytest.importorskip("torch", reason="image_embedding_refiner needs torch: pip install 'mdf-image[embedding]'")
-    transformers = pytest.importorskip("transformers", reason="needs transformers: pip install 'mdf-image[embedding]'")
+    pytest.importorskip("torch", reason="image_embedding_refiner needs torch: pip install 'mdf-image[embeddings]'")
+    transformers = pytest.importorskip("transformers", reason="needs transformers: pip install 'mdf-image[embeddings]'")
     import torch
 
     torch.manual_seed(0)

@@ -15,8 +15,10 @@ from mdf_image import testdata
 from mdf_image.ops.embedding import ImageEmbeddingRefiner, pick_device
 from mdf_image.testdata import to_batch
 
-torch = pytest.importorskip("torch", reason="image_embedding_refiner needs torch: pip install 'mdf-image[embedding]'")
-transformers = pytest.importorskip("transformers", reason="needs transformers: pip install 'mdf-image[embedding]'")
+pytestmark = pytest.mark.embeddings  # run by `nox -s embeddings`, the one session that installs torch
+
+torch = pytest.importorskip("torch", reason="image_embedding_refiner needs torch: pip install 'mdf-image[embeddings]'")
+transformers = pytest.importorskip("transformers", reason="needs transformers: pip install 'mdf-image[embeddings]'")
 
 
 def reference(model_path: str, blobs: list[bytes]) -> np.ndarray:

@@ -124,6 +124,7 @@ def test_ray_same_rows_as_inline_with_many_shards_and_loaders(tmp_path, data, mi
         assert a.drop_columns(["image"]).to_pylist() == b.drop_columns(["image"]).to_pylist()
 
 
+@pytest.mark.embeddings
 def test_ray_embedding_stage_runs_on_cpu_when_the_recipe_asks_no_gpu(tmp_path, data, mixed, tiny_clip, local_ray):
     reader = {"type": "image_folder", "paths": [data["folder"]], "files_per_shard": 40}
     embed = {

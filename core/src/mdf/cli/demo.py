@@ -7,6 +7,7 @@ import os
 import click
 from rich.console import Console
 
+from mdf.cli.where import print_where
 from mdf.demo_data import DemoSpec, write_dataset
 from mdf.errors import RecipeError
 from mdf.executor import run_recipe
@@ -34,9 +35,8 @@ def command(recipe: str, workdir: str, rows: int, overrides: tuple[str, ...]) ->
         f"rejected.path={os.path.join(workdir, 'rejected')}",
         *overrides,
     ]
+    parsed = load_recipe(recipe, sets)
     # the demo regenerates its data, so it replaces its own earlier output
-    metrics = run_recipe(load_recipe(recipe, sets), progress=LiveProgress(console), overwrite=True)
+    metrics = run_recipe(parsed, progress=LiveProgress(console), overwrite=True)
     Console(width=max(Console().width, 140)).print(metrics_table(metrics))
-    console.print(f"kept rows: {workdir}/out/   rejected rows (with _reason): {workdir}/rejected/")
-    if metrics.report is not None:
-        console.print(f"report: {metrics.report}")
+    print_where(console, parsed, metrics)

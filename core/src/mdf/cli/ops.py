@@ -26,6 +26,7 @@ def describe(cls: Any, common: dict[str, Any] | None = None) -> dict[str, Any]:
             {
                 "name": name,
                 "type": _type_name(f.annotation),
+                "choices": _choices(f.annotation),
                 "default": default,
                 "required": f.is_required(),
                 "doc": f.description or "",
@@ -41,6 +42,8 @@ def _type_name(annotation: Any) -> str:
     if origin is typing.Annotated:
         meta = " ".join(str(m) for m in args[1:])
         return "file path" if "file" in meta else _type_name(args[0])
+    if origin is typing.Literal:
+        return "|".join(str(a) for a in args)
     if origin in (typing.Union, types.UnionType):
         return " | ".join(_type_name(a) for a in args)
     if origin is not None:
@@ -49,6 +52,27 @@ def _type_name(annotation: Any) -> str:
     if annotation is type(None):
         return "None"
     return getattr(annotation, "__name__", str(annotation))
+
+
+def _choices(annotation: Any) -> list[Any] | None:
+    """The allowed values of a ``Literal`` parameter (also inside ``Annotated`` or ``| None``), else None."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return list(args)
+    if origin is typing.Annotated:
+        return _choices(args[0])
+    if origin in (typing.Union, types.UnionType):
+        found = [c for a in args if (c := _choices(a)) is not None]
+        return [c for group in found for c in group] or None
+    return None
+
+
+def _param_line(p: dict[str, Any]) -> str:
+    """``normalize: none|lower|nfc_ws|alnum = none``: a choice's default is shown bare, like the choices."""
+    if p["required"]:
+        return f"{p['name']}: {p['type']} (required)"
+    default = p["default"] if p["choices"] and p["default"] in p["choices"] else repr(p["default"])
+    return f"{p['name']}: {p['type']} = {default}"
 
 
 @click.command("ops")
@@ -83,10 +107,7 @@ def _table(title: str, rows: list[dict[str, Any]]) -> Table:
     for col in (title, "kind", "plugin", "parameters", "doc"):
         table.add_column(col)
     for d in rows:
-        params = "\n".join(
-            f"{p['name']}: {p['type']}" + (" (required)" if p["required"] else f" = {p['default']!r}")
-            for p in d["params"]
-        )
+        params = "\n".join(_param_line(p) for p in d["params"])
         reads = "; ".join(f"reads {r['param']}: {r['types']}" for r in d["reads"])
         table.add_row(d["name"], d["kind"], d["plugin"], params or "-", d["doc"] + (f"\n{reads}" if reads else ""))
     return table

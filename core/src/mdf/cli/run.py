@@ -7,7 +7,7 @@ import gc
 import click
 from rich.console import Console
 
-from mdf import layout
+from mdf.cli.where import print_where
 from mdf.damage import describe
 from mdf.executor import run_recipe
 from mdf.progress import LiveProgress
@@ -41,14 +41,7 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool, 
     metrics = run_recipe(parsed, progress=progress, overwrite=overwrite, announce=announce)
     if not quiet:
         Console(width=max(Console().width, 140)).print(metrics_table(metrics))
-        out = layout.metrics_path(str(parsed.writer.params.get("path", ".")))
-        console.print(f"metrics: {out}", soft_wrap=True, highlight=False)
-        if metrics.report is not None:
-            console.print(f"report: {metrics.report}", soft_wrap=True, highlight=False)
-        else:
-            console.print(f"report: not written ({metrics.extra.get('report_error')}); retry with mdf report")
-        if metrics.extra.get("ray_logs"):
-            console.print(f"ray logs: {metrics.extra['ray_logs']}", soft_wrap=True, highlight=False)
+        print_where(console, parsed, metrics)
     for entry in metrics.damaged:  # even with --quiet: rows are missing from these files
         console.print(f"[bold red]damaged input:[/] {describe(entry)}", highlight=False, soft_wrap=True)
     if not metrics.balanced:

@@ -239,7 +239,7 @@ def _replicas(
         source = "measured seconds on the sample"
     else:
         costs = {s: sum(o.weight for o in operators if o.stage == s) for s in stages}
-        source = "operator weights (run --measure to use stage cost)"
+        source = "operator weights (mdf plan --measure uses their measured cost)"
     replicas = R.split_replicas(costs, worker_count)
     shares = ", ".join(f"{s} {costs[s]:.3g} -> {n}" for s, n in replicas.items())
     rounded = {s: round(c, 6) for s, c in costs.items()}

@@ -47,7 +47,12 @@ def metrics_table(m: RunMetrics) -> Table:
                 f"{op.time_s:.3f}",
                 f"{op.rows_per_s:,.0f}",
             )
-    lines = [f"[red]damaged input: {describe(e)}[/]" for e in m.damaged[:20]]
+    lines = [
+        "balanced: rows read = kept + rejected, every row accounted for"
+        if m.balanced
+        else "MISMATCH: rows read != kept + rejected; rows were lost or duplicated (a bug: please report it)"
+    ]
+    lines += [f"[red]damaged input: {describe(e)}[/]" for e in m.damaged[:20]]
     if len(m.damaged) > 20:
         lines.append(f"[red]... and {len(m.damaged) - 20} more damaged files (metrics.json lists all)[/]")
     resumed = m.extra.get("resumed")
@@ -67,7 +72,6 @@ def metrics_table(m: RunMetrics) -> Table:
         )
     for p in m.extra.get("passes") or []:
         lines.append(f"cluster pass {p['collect']}: {p['rows_in_clusters']:,} rows in {p['clusters']:,} clusters")
-    if lines:
-        table.caption = "\n".join(lines)
-        table.caption_justify = "left"
+    table.caption = "\n".join(lines)
+    table.caption_justify = "left"
     return table

@@ -127,7 +127,7 @@ def bad_inputs() -> pa.Table:
     small = photo("chelsea").resize((64, 43))
     cases = [
         ("bad/not_an_image", b"<html><body>404 not found</body></html>\n" * 20, "unsupported_format"),
-        ("bad/truncated_jpeg", jpeg[: len(jpeg) // 2], "decode_error"),
+        ("bad/truncated_jpeg", jpeg[: len(jpeg) // 2], "decode_error:truncated"),
         ("bad/huge_png", huge_png(100_000, 100_000), "too_many_pixels"),
         ("bad/empty", b"", "empty"),
         ("bad/bmp", encode(small, "BMP"), "unsupported_format"),
@@ -319,12 +319,24 @@ def _table(rows: list[dict[str, Any]]) -> pa.Table:
     )
 
 
+def missing_extra() -> str | None:
+    """The pip line that installs what this module needs, when something is missing (else None)."""
+    import importlib.util
+
+    missing = [
+        pip for mod, pip in (("PIL", "Pillow"), ("skimage", "scikit-image")) if not importlib.util.find_spec(mod)
+    ]
+    return f"needs {' and '.join(missing)}: pip install 'mdf-image[testdata]'" if missing else None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m mdf_image.testdata", description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", help="folder to write into")
     parser.add_argument("--formats", default="laion,folder,webdataset", help="comma list: laion, folder, webdataset")
     parser.add_argument("--no-bad", action="store_true", help="leave out the bad inputs")
     args = parser.parse_args(argv)
+    if (problem := missing_extra()) is not None:
+        parser.exit(2, f"error: python -m mdf_image.testdata {problem}\n")
     table = example_set(bad=not args.no_bad)
     formats = set(args.formats.split(","))
     written = []

@@ -18,6 +18,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from mdf import REASON, InputError, Params, Reader, RecipeError, Shard
+from mdf_image.io import sample_data_hint
 
 IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "gif")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -75,7 +76,8 @@ class ImageFolderReader(Reader):
     def _files(self) -> tuple[str, list[tuple[str, int]]]:
         """The root folder and every matching ``(absolute path, bytes)``, sorted; listed once per reader."""
         if self._listing is None:
-            self._listing = self._list()
+            with sample_data_hint():
+                self._listing = self._list()
         return self._listing
 
     def _list(self) -> tuple[str, list[tuple[str, int]]]:

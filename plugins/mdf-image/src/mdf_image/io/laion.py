@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 from pydantic import Field
 
 from mdf import REASON, InputError, Params, ParquetReader, Reader, RecipeError, Shard
+from mdf_image.io import sample_data_hint
 
 
 class LaionParquetReader(Reader):
@@ -45,7 +46,8 @@ class LaionParquetReader(Reader):
         self._parquet = ParquetReader(paths=p.paths, columns=columns, row_groups_per_shard=p.row_groups_per_shard)
 
     def shards(self) -> list[Shard]:
-        shards = self._listing.shards()
+        with sample_data_hint():
+            shards = self._listing.shards()
         for path in dict.fromkeys(s.path for s in shards):
             self._check_schema(path)
         return shards

@@ -18,6 +18,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from mdf import REASON, Params, Reader, RecipeError, Shard, expand_paths, shard_ids
+from mdf_image.io import sample_data_hint
 
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 SCHEMA = pa.schema([("id", pa.string()), ("image", pa.large_binary()), ("caption", pa.string()), ("json", pa.string())])
@@ -78,9 +79,10 @@ class WebDatasetReader(Reader):
         metadata_extension: str = Field("json", description="member extension of the metadata, kept as JSON text")
 
     def shards(self) -> list[Shard]:
-        files = [f for f in expand_paths(self.params.paths) if f.lower().endswith(TAR_SUFFIXES)]
-        if not files:
-            raise RecipeError(f"no tar file ({', '.join(TAR_SUFFIXES)}) in {self.params.paths}", "reader.paths")
+        with sample_data_hint():
+            files = [f for f in expand_paths(self.params.paths) if f.lower().endswith(TAR_SUFFIXES)]
+            if not files:
+                raise RecipeError(f"no tar file ({', '.join(TAR_SUFFIXES)}) in {self.params.paths}", "reader.paths")
         return [Shard(sid, f, os.path.getsize(f)) for f, sid in zip(files, shard_ids(files), strict=True)]
 
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:

@@ -21,9 +21,10 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
-from mdf import REASON, OperatorError, Params, Refiner
+from mdf import OperatorError, Params, Refiner
 from mdf_image.ops.decode import decode_rgb
 from mdf_image.ops.native import image_column, kernel, with_columns
+from mdf_image.ops.reasons import append_reasons
 
 _CLIP_TYPES = ("clip", "clip_vision_model")
 
@@ -34,7 +35,7 @@ class ImageEmbeddingRefiner(Refiner):
     name = "image_embedding_refiner"
     reads = {"column": "binary"}
     writes = {"output_column": "list"}
-    requires = {"torch": "torch", "transformers": "transformers", "PIL": "pillow"}
+    requires = dict.fromkeys(("torch", "transformers", "PIL"), "mdf-image[embeddings]")
     cost_class = "embedding"
     modality = "image"
 
@@ -95,7 +96,7 @@ class ImageEmbeddingRefiner(Refiner):
         column = embedding_column(vectors, good, batch.num_rows)
         batch = with_columns(batch, {self.params.output_column: column})
         if any(r is not None for r in reasons):
-            batch = batch.append_column(REASON, pa.array(reasons, pa.string()))
+            batch = append_reasons(batch, pa.array(reasons, pa.string()))
         return batch
 
     def _thumbnails(self, blobs: pa.Array) -> tuple[np.ndarray, list[int], list[str | None]]:

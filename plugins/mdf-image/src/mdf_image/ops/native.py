@@ -2,7 +2,8 @@
 
 Every kernel takes a binary column and returns a struct whose ``error`` field is set on the rows it could not
 handle (``decode_error: ...``, ``too_many_pixels``, ``unsupported_format``, ``empty``) and null elsewhere, so
-one helper maps that field to the ``_reason`` convention and every refiner rejects bad images the same way.
+one helper maps that field to the ``_reason`` convention (a decode error as a short class in ``_reason``, the
+decoder's text in ``_reason_detail``) and every refiner rejects bad images the same way.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdf import REASON, MissingDependencyError, OperatorError, Refiner
+from mdf import MissingDependencyError, OperatorError, Refiner
+from mdf_image.ops.reasons import append_reasons
 
 KERNELS = {"mdf_kernels": "mdf-kernels"}
 """``requires`` of every operator that decodes: the import name and the pip spec that provides it."""
@@ -115,4 +117,4 @@ def refine_with(
         error = pc.if_else(pc.is_null(blobs), pa.scalar("null_image"), error)
     if error.null_count == len(error):
         return batch
-    return batch.append_column(REASON, error.cast(pa.string()))
+    return append_reasons(batch, error)

@@ -1,0 +1,42 @@
+"""The closing lines of ``mdf run`` and ``mdf demo``: where the kept rows, the rejected rows, the metrics, the
+report and the log are.
+
+One place for both commands, so a newcomer finishing the demo learns the same layout ``mdf run`` prints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from mdf import layout
+from mdf.recipe import Recipe
+
+
+def where_lines(recipe: Recipe, metrics: Any = None) -> list[str]:
+    """``kept rows: out/``, ``rejected rows (with _reason): rejected/`` (when the recipe keeps them), ``metrics:``,
+    and with the run's ``metrics``: the report and the log files the run wrote."""
+    out = str(recipe.writer.params.get("path", "."))
+    lines = [f"kept rows: {out.rstrip('/')}/"]
+    if recipe.rejected is not None:
+        lines.append(f"rejected rows (with _reason): {str(recipe.rejected.params.get('path', '.')).rstrip('/')}/")
+    else:
+        lines.append("rejected rows: not kept (add `rejected: {type: parquet, path: rejected/}` to the recipe)")
+    lines.append(f"metrics: {layout.metrics_path(out)}")
+    if metrics is None:
+        return lines
+    if metrics.report is not None:
+        lines.append(f"report: {metrics.report}")
+    elif metrics.extra.get("report_error"):
+        lines.append(f"report: not written ({metrics.extra['report_error']}); retry with `mdf report {out}`")
+    if layout.log_path(out).exists():
+        lines.append(f"log: {layout.log_path(out)}")
+    if metrics.extra.get("ray_logs"):
+        lines.append(f"Ray's logs: {metrics.extra['ray_logs']}")
+    return lines
+
+
+def print_where(console: Console, recipe: Recipe, metrics: Any = None) -> None:
+    for line in where_lines(recipe, metrics):
+        console.print(line, highlight=False, soft_wrap=True)
