@@ -121,7 +121,7 @@ class ExecutorSpec(BaseModel):
         env = os.environ.get("RAY_ADDRESS")
         if env:
             return "ray", f"RAY_ADDRESS={env} is set"
-        return "inline", "the default (no executor.type, executor.address or RAY_ADDRESS)"
+        return "inline", "nothing names Ray (no executor.type, executor.address or RAY_ADDRESS)"
 
 
 class StateSpec(_Spec):

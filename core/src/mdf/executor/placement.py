@@ -153,8 +153,9 @@ def _reachable(address: str, timeout_s: float) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
     except (OSError, ValueError) as exc:
+        shown = address if target == address else f"{address} ({target})"
         raise ClusterUnreachable(
-            f"cannot reach the Ray cluster at {address!r} ({target}): {exc}; start it (`ray start --head --port "
+            f"cannot reach the Ray cluster at {shown!r}: {exc}; start it (`ray start --head --port "
             "PORT`) or fix executor.address / RAY_ADDRESS"
         ) from None
 

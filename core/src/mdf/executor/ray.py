@@ -74,7 +74,9 @@ class RayExecutor(Executor):
     def check_requirements(cls) -> None:
         import importlib.util
 
-        if importlib.util.find_spec("ray") is None:
+        spec = importlib.util.find_spec("ray")
+        # a folder named ray in the working directory (Ray's own temp dir is /tmp/ray) is a namespace package
+        if spec is None or spec.origin in (None, "namespace"):
             raise MissingDependencyError(f"executor 'ray' needs Ray, an optional extra of mdf-core: {RAY_PIP}")
 
     def __init__(self, plan: Plan, **params: Any) -> None:
