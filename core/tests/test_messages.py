@@ -31,7 +31,7 @@ def error_of(data: dict, *overrides: str) -> RecipeError:
     return exc.value
 
 
-@pytest.mark.parametrize("key", ["executor.batch_rows", "executor.max_in_flight", "state.num_buckets"])
+@pytest.mark.parametrize("key", ["executor.batch_rows", "executor.workers", "state.num_buckets"])
 def test_union_errors_are_one_problem_without_member_tags(recipe, key):
     err = error_of(recipe, f"{key}=abc")
     assert str(err) == f"{key}: Input should be a valid integer or 'auto' (got 'abc')"
@@ -47,7 +47,7 @@ def test_dict_keys_stay_in_the_path(recipe):
 
 
 def test_other_problems_are_counted_once_each(recipe):
-    err = error_of(recipe, "executor.batch_rows=abc", "executor.loaders=abc")
+    err = error_of(recipe, "executor.batch_rows=abc", "executor.resume=abc")
     assert str(err).endswith("(got 'abc') (and 1 more problem)")
 
 
