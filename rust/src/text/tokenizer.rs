@@ -1,0 +1,556 @@
+//! Word tokens as DataTrove counts them, without spaCy.
+//!
+//! English: a port of spaCy 3.8's `blank("en")` tokenizer (whitespace splitting, the special-case table,
+//! prefix / suffix / infix rules and the URL matcher, data in `tables.rs`). Its one omission is the
+//! phrase-matcher pass that re-merges special cases broken up by affix splitting (e.g. an emoticon glued
+//! to a word): rare in web text, and measured in the agreement benchmark. Other languages: Unicode word
+//! boundaries (UAX #29), each non-space segment a token.
+
+use std::sync::OnceLock;
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::chars::{in_ranges, is_space};
+use super::tables as t;
+
+/// Which tokenizer a statistic uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    /// spaCy `blank("en")` rules.
+    English,
+    /// Unicode word segmentation.
+    Unicode,
+}
+
+impl Lang {
+    /// `en` (and `eng`, `en_*`) picks the spaCy port; any other code Unicode segmentation.
+    pub fn from_code(code: &str) -> Self {
+        let c = code.to_ascii_lowercase();
+        if c == "en"
+            || c == "eng"
+            || c.starts_with("en_")
+            || c.starts_with("en-")
+            || c.starts_with("eng_")
+        {
+            Lang::English
+        } else {
+            Lang::Unicode
+        }
+    }
+}
+
+/// Call `f(token, is_space_token)` for every token of `text` in order. Space tokens are the runs of
+/// whitespace spaCy keeps as tokens (DataTrove strips them away; spaCy's sentencizer sees them).
+pub fn tokenize<'a>(text: &'a str, lang: Lang, f: &mut impl FnMut(&'a str, bool)) {
+    match lang {
+        Lang::English => spacy_tokenize(text, f),
+        Lang::Unicode => {
+            for seg in text.split_word_bounds() {
+                f(seg, seg.chars().all(is_space));
+            }
+        }
+    }
+}
+
+/// DataTrove's `split_into_words`: the non-space tokens.
+pub fn words<'a>(text: &'a str, lang: Lang, out: &mut Vec<&'a str>) {
+    out.clear();
+    tokenize(text, lang, &mut |w, sp| {
+        if !sp {
+            out.push(w)
+        }
+    });
+}
+
+fn spacy_tokenize<'a>(text: &'a str, f: &mut impl FnMut(&'a str, bool)) {
+    let Some(first) = text.chars().next() else {
+        return;
+    };
+    let mut in_ws = is_space(first);
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if is_space(c) != in_ws {
+            if start < i {
+                span(&text[start..i], f);
+            }
+            start = if c == ' ' { i + 1 } else { i };
+            in_ws = !in_ws;
+        }
+    }
+    if start < text.len() {
+        span(&text[start..], f);
+    }
+}
+
+fn span<'a>(s: &'a str, f: &mut impl FnMut(&'a str, bool)) {
+    if s.starts_with(is_space) {
+        // a whitespace run: one token (the special-case table maps single spaces to themselves)
+        f(s, true);
+        return;
+    }
+    let mut toks: Vec<&'a str> = Vec::new();
+    affix_tokens(s, true, &mut toks);
+    if toks.len() > 1 {
+        merge_specials(s, &mut toks);
+    }
+    for t in toks {
+        f(t, false);
+    }
+}
+
+/// spaCy's `_tokenize` of one whitespace-free span; `specials` = `with_special_cases`.
+fn affix_tokens<'a>(s: &'a str, specials: bool, out: &mut Vec<&'a str>) {
+    if specials && emit_special(s, &mut |t, _| out.push(t)) {
+        return;
+    }
+    let mut prefixes: Vec<&'a str> = Vec::new();
+    let mut suffixes: Vec<&'a str> = Vec::new();
+    let core = split_affixes(s, specials, &mut prefixes, &mut suffixes);
+    out.extend_from_slice(&prefixes);
+    if !core.is_empty() && !(specials && emit_special(core, &mut |t, _| out.push(t))) {
+        if url_match(core) {
+            out.push(core);
+        } else {
+            infixes(core, &mut |t, _| out.push(t));
+        }
+    }
+    out.extend(suffixes.iter().rev());
+}
+
+/// Special cases that affix splitting breaks apart (spaCy's `_special_matcher`): key -> byte lengths of the
+/// tokens affix splitting makes of it, which a run of tokens must repeat exactly to be re-tokenized.
+fn matcher_specials() -> &'static std::collections::HashMap<&'static str, Vec<usize>> {
+    static MAP: OnceLock<std::collections::HashMap<&'static str, Vec<usize>>> = OnceLock::new();
+    MAP.get_or_init(|| {
+        t::EXC_KEYS
+            .iter()
+            .filter(|k| !k.contains(is_space))
+            .filter(|k| find_prefix(k) > 0 || find_suffix(k) > 0 || has_infix(k))
+            .map(|&k| {
+                let mut toks = Vec::new();
+                affix_tokens(k, false, &mut toks);
+                (k, toks.iter().map(|t| t.len()).collect())
+            })
+            .collect()
+    })
+}
+
+fn has_infix(s: &str) -> bool {
+    let mut prev = None;
+    s.char_indices().any(|(i, c)| {
+        let hit = infix_at(s, i, prev) > 0;
+        prev = Some(c);
+        hit
+    })
+}
+
+/// spaCy's `_apply_special_cases` within one whitespace-free span: runs of tokens spelling a special case the
+/// way affix splitting spells it are replaced by the special case's tokens, longest runs first, then leftmost.
+fn merge_specials<'a>(s: &'a str, toks: &mut Vec<&'a str>) {
+    let table = matcher_specials();
+    let base = s.as_ptr() as usize;
+    let off = |t: &str| t.as_ptr() as usize - base;
+    let n = toks.len();
+    let mut found: Vec<(usize, usize)> = Vec::new(); // (start, end) token indices
+    for i in 0..n {
+        for j in i + 1..=n.min(i + 8) {
+            let text = &s[off(toks[i])..off(toks[j - 1]) + toks[j - 1].len()];
+            if let Some(lens) = table.get(text) {
+                if lens.len() == j - i && lens.iter().zip(&toks[i..j]).all(|(l, t)| *l == t.len()) {
+                    found.push((i, j));
+                }
+            }
+        }
+    }
+    if found.is_empty() {
+        return;
+    }
+    // longest first; equal lengths, leftmost first; a span is taken when neither end token is taken yet
+    found.sort_by(|a, b| (b.1 - b.0).cmp(&(a.1 - a.0)).then(a.0.cmp(&b.0)));
+    let mut seen = vec![false; n];
+    let mut chosen: Vec<(usize, usize)> = Vec::new();
+    for (a, b) in found {
+        if !seen[a] && !seen[b - 1] {
+            chosen.push((a, b));
+        }
+        seen[a..b].iter_mut().for_each(|x| *x = true);
+    }
+    chosen.sort_unstable();
+    let mut out = Vec::with_capacity(n);
+    let mut i = 0;
+    for (a, b) in chosen {
+        out.extend_from_slice(&toks[i..a]);
+        let text = &s[off(toks[a])..off(toks[b - 1]) + toks[b - 1].len()];
+        emit_special(text, &mut |t, _| out.push(t));
+        i = b;
+    }
+    out.extend_from_slice(&toks[i..]);
+    *toks = out;
+}
+
+fn specials() -> &'static std::collections::HashMap<&'static str, &'static str> {
+    static MAP: OnceLock<std::collections::HashMap<&'static str, &'static str>> = OnceLock::new();
+    MAP.get_or_init(|| {
+        t::EXC_KEYS
+            .iter()
+            .copied()
+            .zip(t::EXC_TOKENS.iter().copied())
+            .collect()
+    })
+}
+
+#[inline]
+fn is_special(s: &str) -> bool {
+    specials().contains_key(s)
+}
+
+/// Emit the tokens of a special case (their texts concatenate to the key, so they are slices of `s`).
+fn emit_special<'a>(s: &'a str, f: &mut impl FnMut(&'a str, bool)) -> bool {
+    let Some(toks) = specials().get(s) else {
+        return false;
+    };
+    let mut at = 0;
+    for tok in toks.split('\u{1}') {
+        let end = (at + tok.len()).min(s.len());
+        if end > at && s.is_char_boundary(end) {
+            f(&s[at..end], false);
+        }
+        at = end;
+    }
+    true
+}
+
+/// spaCy's `_split_affixes` loop.
+fn split_affixes<'a>(
+    mut s: &'a str,
+    specials: bool,
+    prefixes: &mut Vec<&'a str>,
+    suffixes: &mut Vec<&'a str>,
+) -> &'a str {
+    let is_special = |x: &str| specials && is_special(x);
+    let mut last_len = usize::MAX;
+    while !s.is_empty() && s.len() != last_len {
+        if is_special(s) {
+            break;
+        }
+        last_len = s.len();
+        let pre = find_prefix(s);
+        if pre > 0 {
+            let minus_pre = &s[pre..];
+            if !minus_pre.is_empty() && is_special(minus_pre) {
+                prefixes.push(&s[..pre]);
+                s = minus_pre;
+                break;
+            }
+        }
+        let suf = find_suffix(&s[pre..]);
+        if suf > 0 {
+            let minus_suf = &s[..s.len() - suf];
+            if !minus_suf.is_empty() && is_special(minus_suf) {
+                suffixes.push(&s[s.len() - suf..]);
+                s = minus_suf;
+                break;
+            }
+        }
+        if pre > 0 && suf > 0 && pre + suf <= s.len() {
+            prefixes.push(&s[..pre]);
+            suffixes.push(&s[s.len() - suf..]);
+            s = &s[pre..s.len() - suf];
+        } else if pre > 0 {
+            prefixes.push(&s[..pre]);
+            s = &s[pre..];
+        } else if suf > 0 {
+            suffixes.push(&s[s.len() - suf..]);
+            s = &s[..s.len() - suf];
+        }
+    }
+    s
+}
+
+fn is_single(list: &[&str], c: char) -> bool {
+    let mut buf = [0u8; 4];
+    let cs: &str = c.encode_utf8(&mut buf);
+    list.contains(&cs)
+}
+
+fn dot_run(s: &str) -> usize {
+    s.bytes().take_while(|&b| b == b'.').count()
+}
+
+/// Bytes of the prefix spaCy's prefix regex matches at the start of `s` (0 = none).
+fn find_prefix(s: &str) -> usize {
+    let mut it = s.chars();
+    let Some(c) = it.next() else { return 0 };
+    let cl = c.len_utf8();
+    match c {
+        '§' | '%' | '=' | '—' | '–' => return cl,
+        '+' => {
+            return if it.next().is_some_and(|n| n.is_ascii_digit()) {
+                0
+            } else {
+                1
+            }
+        }
+        '.' => {
+            let n = dot_run(s);
+            return if n >= 2 { n } else { 0 };
+        }
+        _ => {}
+    }
+    if is_single(t::PUNCT, c) || is_single(t::QUOTE_LIST, c) || in_ranges(t::ICONS, c) {
+        return cl;
+    }
+    for cur in t::CURRENCY {
+        if s.starts_with(cur) {
+            return cur.len();
+        }
+    }
+    0
+}
+
+/// Bytes of the suffix spaCy's suffix regex finds (`re.search`: the leftmost start, so the longest match).
+fn find_suffix(s: &str) -> usize {
+    let Some(last) = s.chars().next_back() else {
+        return 0;
+    };
+    let cl = last.len_utf8();
+    let mut best = 0;
+    let before = |n: usize| s[..s.len() - n].chars().next_back();
+    let before2 = |n: usize| {
+        let mut r = s[..s.len() - n].chars().rev();
+        (r.next(), r.next())
+    };
+    if is_single(t::PUNCT, last) || is_single(t::QUOTE_LIST, last) || in_ranges(t::ICONS, last) {
+        best = cl;
+    }
+    if matches!(last, '—' | '–') {
+        best = best.max(cl);
+    }
+    if s.ends_with("……") {
+        best = best.max("……".len());
+    }
+    let dots = s.bytes().rev().take_while(|&b| b == b'.').count();
+    if dots >= 2 {
+        best = best.max(dots);
+    }
+    for e in ["'s", "'S", "’s", "’S"] {
+        if s.ends_with(e) {
+            best = best.max(e.len());
+        }
+    }
+    let digit_before = |n: usize| before(n).is_some_and(|c| c.is_ascii_digit());
+    if last == '+' && digit_before(1) {
+        best = best.max(1);
+    }
+    if last == '.' {
+        let (p1, p2) = before2(1);
+        if p2 == Some('°') && matches!(p1, Some('F' | 'f' | 'C' | 'c' | 'K' | 'k')) {
+            best = best.max(1);
+        }
+        if p1.is_some_and(|c| in_ranges(t::DOT_SUFFIX_AFTER, c)) {
+            best = best.max(1);
+        }
+        if p1.is_some_and(|c| in_ranges(t::ALPHA_UPPER, c))
+            && p2.is_some_and(|c| in_ranges(t::ALPHA_UPPER, c))
+        {
+            best = best.max(1);
+        }
+    }
+    for list in [t::CURRENCY, t::UNITS] {
+        for u in list {
+            if u.len() > best && s.len() > u.len() && s.ends_with(u) && digit_before(u.len()) {
+                best = u.len();
+            }
+        }
+    }
+    best
+}
+
+#[inline]
+fn alpha(c: Option<char>) -> bool {
+    c.is_some_and(|c| in_ranges(t::ALPHA, c))
+}
+
+/// Length in bytes of the infix match at byte `p` of `s` (0 = none), alternatives in spaCy's order.
+fn infix_at(s: &str, p: usize, prev: Option<char>) -> usize {
+    let rest = &s[p..];
+    let Some(c) = rest.chars().next() else {
+        return 0;
+    };
+    let cl = c.len_utf8();
+    let next = rest[cl..].chars().next();
+    if c == '.' {
+        let n = dot_run(rest);
+        if n >= 2 {
+            return n;
+        }
+    }
+    if c == '…' || in_ranges(t::ICONS, c) {
+        return cl;
+    }
+    if matches!(c, '+' | '-' | '*' | '^')
+        && prev.is_some_and(|p| p.is_ascii_digit())
+        && next.is_some_and(|n| n.is_ascii_digit() || n == '-')
+    {
+        return cl;
+    }
+    if c == '.'
+        && prev.is_some_and(|p| in_ranges(t::ALPHA_LOWER, p) || in_ranges(t::QUOTES, p))
+        && next.is_some_and(|n| in_ranges(t::ALPHA_UPPER, n) || in_ranges(t::QUOTES, n))
+    {
+        return cl;
+    }
+    if c == ',' && alpha(prev) && alpha(next) {
+        return cl;
+    }
+    if alpha(prev) {
+        for h in ["-", "–", "—", "--", "---", "——", "~"] {
+            if rest.starts_with(h) && alpha(rest[h.len()..].chars().next()) {
+                return h.len();
+            }
+        }
+    }
+    if matches!(c, ':' | '<' | '>' | '=' | '/')
+        && (alpha(prev) || prev.is_some_and(|p| p.is_ascii_digit()))
+        && alpha(next)
+    {
+        return cl;
+    }
+    0
+}
+
+/// spaCy's infix splitting of what the affix loop left (`find_infix` + `_attach_tokens`).
+fn infixes<'a>(s: &'a str, f: &mut impl FnMut(&'a str, bool)) {
+    let mut start = 0;
+    let mut p = 0;
+    let mut prev: Option<char> = None;
+    while p < s.len() {
+        let m = infix_at(s, p, prev);
+        if m == 0 {
+            let c = s[p..].chars().next().unwrap_or(' ');
+            prev = Some(c);
+            p += c.len_utf8();
+            continue;
+        }
+        if p != 0 {
+            if p != start {
+                f(&s[start..p], false);
+            }
+            f(&s[p..p + m], false);
+            start = p + m;
+        }
+        prev = s[..p + m].chars().next_back();
+        p += m;
+    }
+    if start < s.len() {
+        f(&s[start..], false);
+    }
+}
+
+fn url_label_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || ('\u{a1}'..='\u{ffff}').contains(&c)
+}
+
+/// spaCy's `URL_MATCH` (tokenizer_exceptions.URL_PATTERN) for domain names; the IPv4 branch is read as
+/// "four dotted numbers", which only matters for addresses followed by a port or path.
+fn url_match(s: &str) -> bool {
+    let mut rest = s;
+    if let Some(i) = rest.find("://") {
+        let scheme = &rest[..i];
+        if scheme.chars().count() >= 2
+            && scheme
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '+' | '-' | '.'))
+        {
+            rest = &rest[i + 3..];
+        }
+    }
+    // user info: the regex backtracks over every '@', longest first, then none
+    let ats: Vec<usize> = rest.match_indices('@').map(|(i, _)| i).collect();
+    for &a in ats.iter().rev() {
+        if a > 0 && host_port_path(&rest[a + 1..]) {
+            return true;
+        }
+    }
+    host_port_path(rest)
+}
+
+fn host_port_path(s: &str) -> bool {
+    let end = s
+        .find(|c: char| !(url_label_char(c) || c == '.' || c == '_' || c == '-'))
+        .unwrap_or(s.len());
+    let (host, tail) = s.split_at(end);
+    if !(host_ok(host) || ipv4_ok(host)) {
+        return false;
+    }
+    let mut tail = tail;
+    if let Some(port) = tail.strip_prefix(':') {
+        let d = port.bytes().take_while(u8::is_ascii_digit).count();
+        if !(2..=5).contains(&d) {
+            return false;
+        }
+        tail = &port[d..];
+    }
+    tail.is_empty() || (tail.starts_with(['/', '?', '#']) && !tail.contains(is_space))
+}
+
+fn host_ok(host: &str) -> bool {
+    let Some((labels, tld)) = host.rsplit_once('.') else {
+        return false;
+    };
+    let n = tld.chars().count();
+    if !(2..=63).contains(&n) || !tld.chars().all(|c| in_ranges(t::ALPHA_LOWER, c)) {
+        return false;
+    }
+    !labels.is_empty()
+        && labels.split('.').all(|l| {
+            let n = l.chars().count();
+            let ok_end = |c: Option<char>| c.is_some_and(url_label_char);
+            (1..=64).contains(&n) && ok_end(l.chars().next()) && ok_end(l.chars().next_back())
+        })
+}
+
+fn ipv4_ok(host: &str) -> bool {
+    let parts: Vec<&str> = host.split('.').collect();
+    parts.len() == 4
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> Vec<&str> {
+        let mut v = Vec::new();
+        words(s, Lang::English, &mut v);
+        v
+    }
+
+    #[test]
+    fn spacy_examples() {
+        assert_eq!(toks("Hello, world!"), ["Hello", ",", "world", "!"]);
+        assert_eq!(toks("Don't stop."), ["Do", "n't", "stop", "."]);
+        assert_eq!(toks("(e.g. this)"), ["(", "e.g.", "this", ")"]);
+        assert_eq!(
+            toks("well-known U.S. firm's $5.00"),
+            ["well", "-", "known", "U.S.", "firm", "'s", "$", "5.00"]
+        );
+        assert_eq!(toks("wait...what"), ["wait", "...", "what"]);
+        assert_eq!(
+            toks("see example.com/a/b now"),
+            ["see", "example.com/a/b", "now"]
+        );
+        assert_eq!(toks("10km away"), ["10", "km", "away"]);
+        assert_eq!(toks("a\n\nb  c"), ["a", "b", "c"]);
+        assert_eq!(toks("x=y."), ["x", "=", "y."]); // re-merged by the special-case matcher
+    }
+
+    #[test]
+    fn unicode_words() {
+        let mut v = Vec::new();
+        words("Grüße, Welt! 你好", Lang::Unicode, &mut v);
+        assert_eq!(v, ["Grüße", ",", "Welt", "!", "你", "好"]);
+    }
+}
