@@ -10,7 +10,7 @@ from __future__ import annotations
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "core", "text", "kernels", "dedup", "image", "all"]
+nox.options.sessions = ["lint", "core", "text", "quality", "kernels", "dedup", "image", "all"]
 nox.options.error_on_missing_interpreters = False
 
 PYTHON = "3.11"
@@ -44,6 +44,18 @@ def text(session: nox.Session) -> None:
     """mdf-text with the core it needs."""
     session.install(CORE, TEXT, "pytest")
     session.run("pytest", "plugins/mdf-text/tests", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def quality(session: nox.Session) -> None:
+    """mdf-text's quality filters with the kernels they run on (and mdf-dedup for examples/fineweb.yaml)."""
+    session.install(CORE, KERNELS, TEXT, DEDUP, "pytest")
+    session.run(
+        "pytest",
+        "plugins/mdf-text/tests/test_quality.py",
+        "plugins/mdf-text/tests/test_quality_recipe.py",
+        *session.posargs,
+    )
 
 
 @nox.session(python=PYTHON)

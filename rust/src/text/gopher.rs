@@ -4,7 +4,29 @@
 
 use std::collections::HashMap;
 
-use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+use xxhash_rust::xxh3::{xxh3_64, Xxh3, Xxh3DefaultBuilder};
+
+type Map<K, V> = HashMap<K, V, Xxh3DefaultBuilder>;
+
+/// Keys that are already hashes: used as they are.
+#[derive(Default, Clone, Copy)]
+struct IdentityHasher(u64);
+
+impl std::hash::Hasher for IdentityHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+type HashedMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<IdentityHasher>>;
 
 use super::chars::{char_len, count_sub, is_alpha, is_dt_punct, is_space, py_strip, splitlines};
 
@@ -169,7 +191,7 @@ impl Default for RepetitionParams {
 
 /// DataTrove's `find_duplicates`: (repeated elements, their characters), repeats after the first.
 pub fn find_duplicates<'a>(items: impl Iterator<Item = &'a str>) -> (usize, usize) {
-    let mut seen: HashMap<&str, ()> = HashMap::new();
+    let mut seen: Map<&str, ()> = Map::default();
     let (mut n, mut chars) = (0, 0);
     for it in items {
         if seen.insert(it, ()).is_some() {
@@ -245,7 +267,7 @@ pub fn repetition(text: &str, words: &[&str], p: &RepetitionParams) -> Option<St
         return None;
     }
     // words as dense ids (equal strings, equal ids) and code-point lengths
-    let mut ids: HashMap<&str, u32> = HashMap::with_capacity(words.len());
+    let mut ids: Map<&str, u32> = Map::with_capacity_and_hasher(words.len(), Default::default());
     let wid: Vec<u32> = words
         .iter()
         .map(|w| {
@@ -292,7 +314,8 @@ fn ngram_key(ids: &[u32]) -> u64 {
 /// seen among equally frequent ones (what `Counter.most_common(1)` returns).
 fn top_ngram_chars(wid: &[u32], wlen: &[usize], n: usize) -> usize {
     // key -> (count, first position)
-    let mut counts: HashMap<u64, (u32, u32)> = HashMap::with_capacity(wid.len());
+    let mut counts: HashedMap<(u32, u32)> =
+        HashedMap::with_capacity_and_hasher(wid.len(), Default::default());
     for i in 0..=wid.len() - n {
         let e = counts
             .entry(ngram_key(&wid[i..i + n]))
@@ -318,7 +341,8 @@ fn all_duplicate_chars(words: &[&str], wlen: &[usize], n: usize) -> usize {
     if words.len() < n {
         return 0;
     }
-    let mut seen: HashMap<u64, ()> = HashMap::with_capacity(words.len());
+    let mut seen: HashedMap<()> =
+        HashedMap::with_capacity_and_hasher(words.len(), Default::default());
     let (mut repeated, mut idx) = (0usize, 0usize);
     while idx < words.len() - n + 1 {
         let mut h = Xxh3::new();

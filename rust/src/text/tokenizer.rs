@@ -9,6 +9,7 @@
 use std::sync::OnceLock;
 
 use unicode_segmentation::UnicodeSegmentation;
+use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use super::chars::{in_ranges, is_space};
 use super::tables as t;
@@ -88,6 +89,12 @@ fn span<'a>(s: &'a str, f: &mut impl FnMut(&'a str, bool)) {
         f(s, true);
         return;
     }
+    // fast path: a plain word (ASCII letters only) that is no special case is one token, as no prefix, suffix,
+    // infix or URL rule can match it
+    if s.bytes().all(|b| b.is_ascii_alphabetic()) && !is_special(s) {
+        f(s, false);
+        return;
+    }
     let mut toks: Vec<&'a str> = Vec::new();
     affix_tokens(s, true, &mut toks);
     if toks.len() > 1 {
@@ -119,8 +126,8 @@ fn affix_tokens<'a>(s: &'a str, specials: bool, out: &mut Vec<&'a str>) {
 
 /// Special cases that affix splitting breaks apart (spaCy's `_special_matcher`): key -> byte lengths of the
 /// tokens affix splitting makes of it, which a run of tokens must repeat exactly to be re-tokenized.
-fn matcher_specials() -> &'static std::collections::HashMap<&'static str, Vec<usize>> {
-    static MAP: OnceLock<std::collections::HashMap<&'static str, Vec<usize>>> = OnceLock::new();
+fn matcher_specials() -> &'static Map<Vec<usize>> {
+    static MAP: OnceLock<Map<Vec<usize>>> = OnceLock::new();
     MAP.get_or_init(|| {
         t::EXC_KEYS
             .iter()
@@ -188,8 +195,10 @@ fn merge_specials<'a>(s: &'a str, toks: &mut Vec<&'a str>) {
     *toks = out;
 }
 
-fn specials() -> &'static std::collections::HashMap<&'static str, &'static str> {
-    static MAP: OnceLock<std::collections::HashMap<&'static str, &'static str>> = OnceLock::new();
+type Map<V> = std::collections::HashMap<&'static str, V, Xxh3DefaultBuilder>;
+
+fn specials() -> &'static Map<&'static str> {
+    static MAP: OnceLock<Map<&'static str>> = OnceLock::new();
     MAP.get_or_init(|| {
         t::EXC_KEYS
             .iter()
@@ -281,6 +290,9 @@ fn dot_run(s: &str) -> usize {
 fn find_prefix(s: &str) -> usize {
     let mut it = s.chars();
     let Some(c) = it.next() else { return 0 };
+    if c.is_ascii_alphanumeric() && !matches!(c, 'U' | 'C' | 'A') {
+        return 0; // no prefix starts with a letter or digit, except the currencies US$, C$, A$
+    }
     let cl = c.len_utf8();
     match c {
         '§' | '%' | '=' | '—' | '–' => return cl,
@@ -356,6 +368,9 @@ fn find_suffix(s: &str) -> usize {
             best = best.max(1);
         }
     }
+    if !s.bytes().any(|b| b.is_ascii_digit()) {
+        return best; // currencies and units are suffixes only after a digit
+    }
     for list in [t::CURRENCY, t::UNITS] {
         for u in list {
             if u.len() > best && s.len() > u.len() && s.ends_with(u) && digit_before(u.len()) {
@@ -403,7 +418,7 @@ fn infix_at(s: &str, p: usize, prev: Option<char>) -> usize {
     if c == ',' && alpha(prev) && alpha(next) {
         return cl;
     }
-    if alpha(prev) {
+    if alpha(prev) || prev.is_some_and(|p| p.is_ascii_digit()) {
         for h in ["-", "–", "—", "--", "---", "——", "~"] {
             if rest.starts_with(h) && alpha(rest[h.len()..].chars().next()) {
                 return h.len();
@@ -543,6 +558,10 @@ mod tests {
             ["see", "example.com/a/b", "now"]
         );
         assert_eq!(toks("10km away"), ["10", "km", "away"]);
+        assert_eq!(
+            toks("a 2-liter 6.99-a"),
+            ["a", "2", "-", "liter", "6.99", "-", "a"]
+        );
         assert_eq!(toks("a\n\nb  c"), ["a", "b", "c"]);
         assert_eq!(toks("x=y."), ["x", "=", "y."]); // re-merged by the special-case matcher
     }

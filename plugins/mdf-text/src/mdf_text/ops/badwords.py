@@ -93,5 +93,5 @@ class BadWordsFilter(Filter):
         import mdf_kernels
 
         salted = pc.binary_join_element_wise(pa.scalar(str(self.params.seed)), pc.fill_null(text, ""), "\x00")
-        h = pc.cast(pc.shift_right(mdf_kernels.hash64(salted), 11), pa.float64())
+        h = pc.cast(pc.shift_right(mdf_kernels.hash64(salted), pa.scalar(11, pa.uint64())), pa.float64())
         return pc.less(pc.divide(h, float(1 << 53)), self.params.keep_fraction)
