@@ -149,7 +149,14 @@ def main() -> None:
             flush=True,
         )
         if md_info.get("counters"):
-            print(f"{'':18s} mdf line counters: {md_info['counters']}")
+            same = md_info["counters"] == {
+                k: v for k, v in dt_info.get("counters", {}).items() if k.startswith("line-")
+            }
+            print(
+                f"{'':18s} C4 line counters {'equal to' if same else 'DIFFER from'} DataTrove's: {md_info['counters']}"
+            )
+            if not same:
+                print(f"{'':18s} DataTrove: {dt_info.get('counters')}")
         for (d, m, source), k in cmp["classes"].most_common():
             print(f"{'':18s}   {k:4d} x  DataTrove {d!s:40s} mdf {m!s:40s} [{source}]")
     print()

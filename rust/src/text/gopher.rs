@@ -284,11 +284,12 @@ pub fn repetition(text: &str, words: &[&str], p: &RepetitionParams) -> Option<St
             return Some(format!("top_{n}_gram"));
         }
     }
+    let concat = ConcatHashes::new(words);
     for &(n, frac) in &p.dup_n_grams {
         if n == 0 {
             continue;
         }
-        if all_duplicate_chars(words, &wlen, n) as f64 / n_chars > frac {
+        if all_duplicate_chars_with(&concat, words.len(), &wlen, n) as f64 / n_chars > frac {
             return Some(format!("duplicated_{n}_n_grams"));
         }
     }
@@ -335,21 +336,107 @@ fn top_ngram_chars(wid: &[u32], wlen: &[usize], n: usize) -> usize {
     len * count as usize
 }
 
+/// Mersenne prime 2^61 - 1: modulus of the polynomial hash of byte ranges.
+const M61: u64 = (1 << 61) - 1;
+const BASE: u64 = 0x1F3D_5B79_A2C4_E613 % M61;
+
+#[inline]
+fn mulmod(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    let r = (p as u64 & M61) + (p >> 61) as u64;
+    let r = if r >= M61 { r - M61 } else { r };
+    if r >= M61 {
+        r - M61
+    } else {
+        r
+    }
+}
+
+fn powmod(mut b: u64, mut e: u64) -> u64 {
+    let mut r = 1;
+    while e > 0 {
+        if e & 1 == 1 {
+            r = mulmod(r, b);
+        }
+        b = mulmod(b, b);
+        e >>= 1;
+    }
+    r
+}
+
+/// Polynomial hashes of the words' concatenated bytes at every word boundary, so the hash of any run of
+/// words joined without a separator is two multiplications away (equal bytes, equal hash, however split).
+struct ConcatHashes {
+    prefix: Vec<u64>,  // hash of bytes before word i
+    pow: Vec<u64>,     // BASE^(bytes before word i)
+    inv_pow: Vec<u64>, // BASE^-(bytes before word i)
+    bytes: Vec<usize>, // bytes before word i
+}
+
+impl ConcatHashes {
+    fn new(words: &[&str]) -> Self {
+        let inv_base = powmod(BASE, M61 - 2);
+        let n = words.len() + 1;
+        let (mut prefix, mut pow, mut inv_pow, mut bytes) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let (mut h, mut p, mut ip, mut b) = (0u64, 1u64, 1u64, 0usize);
+        for w in words {
+            prefix.push(h);
+            pow.push(p);
+            inv_pow.push(ip);
+            bytes.push(b);
+            for &c in w.as_bytes() {
+                h = mulmod(h, BASE) + u64::from(c) + 1;
+                h = if h >= M61 { h - M61 } else { h };
+            }
+            p = mulmod(p, powmod(BASE, w.len() as u64));
+            ip = mulmod(ip, powmod(inv_base, w.len() as u64));
+            b += w.len();
+        }
+        prefix.push(h);
+        pow.push(p);
+        inv_pow.push(ip);
+        bytes.push(b);
+        Self {
+            prefix,
+            pow,
+            inv_pow,
+            bytes,
+        }
+    }
+
+    /// Key of words `i..j` joined: (hash of their bytes, byte length) mixed into one u64.
+    #[inline]
+    fn key(&self, i: usize, j: usize) -> u64 {
+        let shift = mulmod(self.pow[j], self.inv_pow[i]);
+        let sub = mulmod(self.prefix[i], shift);
+        let h = if self.prefix[j] >= sub {
+            self.prefix[j] - sub
+        } else {
+            self.prefix[j] + M61 - sub
+        };
+        h ^ ((self.bytes[j] - self.bytes[i]) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+}
+
 /// `find_all_duplicate`: characters of n-grams (joined without a separator, so different splits of the same
 /// characters are the same n-gram) already seen, skipping past each repeat.
 fn all_duplicate_chars(words: &[&str], wlen: &[usize], n: usize) -> usize {
-    if words.len() < n {
+    all_duplicate_chars_with(&ConcatHashes::new(words), words.len(), wlen, n)
+}
+
+fn all_duplicate_chars_with(h: &ConcatHashes, n_words: usize, wlen: &[usize], n: usize) -> usize {
+    if n_words < n {
         return 0;
     }
-    let mut seen: HashedMap<()> =
-        HashedMap::with_capacity_and_hasher(words.len(), Default::default());
+    let mut seen: HashedMap<()> = HashedMap::with_capacity_and_hasher(n_words, Default::default());
     let (mut repeated, mut idx) = (0usize, 0usize);
-    while idx < words.len() - n + 1 {
-        let mut h = Xxh3::new();
-        for w in &words[idx..idx + n] {
-            h.update(w.as_bytes());
-        }
-        if seen.insert(h.digest(), ()).is_some() {
+    while idx < n_words - n + 1 {
+        if seen.insert(h.key(idx, idx + n), ()).is_some() {
             repeated += wlen[idx..idx + n].iter().sum::<usize>();
             idx += n;
         } else {
