@@ -21,6 +21,7 @@ FILTERS = {
     "gopher_quality": lambda: [("gopher_quality", GopherQualityFilter())],
     "c4": lambda: [("c4", C4QualityFilter())],
     "c4_no_punct": lambda: [("c4", C4QualityFilter(filter_no_terminal_punct=False))],
+    "c4_sentences": lambda: [("c4", C4QualityFilter(split_paragraph=False))],
     "fineweb": lambda: [("fineweb", FineWebQualityFilter())],
     "chain": lambda: [
         ("gopher_repetition", GopherRepetitionFilter()),

@@ -425,6 +425,7 @@ impl ConcatHashes {
 
 /// `find_all_duplicate`: characters of n-grams (joined without a separator, so different splits of the same
 /// characters are the same n-gram) already seen, skipping past each repeat.
+#[cfg(test)]
 fn all_duplicate_chars(words: &[&str], wlen: &[usize], n: usize) -> usize {
     all_duplicate_chars_with(&ConcatHashes::new(words), words.len(), wlen, n)
 }

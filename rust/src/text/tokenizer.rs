@@ -114,7 +114,8 @@ fn affix_tokens<'a>(s: &'a str, specials: bool, out: &mut Vec<&'a str>) {
     let mut suffixes: Vec<&'a str> = Vec::new();
     let core = split_affixes(s, specials, &mut prefixes, &mut suffixes);
     out.extend_from_slice(&prefixes);
-    if !core.is_empty() && !(specials && emit_special(core, &mut |t, _| out.push(t))) {
+    let special_core = !core.is_empty() && specials && emit_special(core, &mut |t, _| out.push(t));
+    if !core.is_empty() && !special_core {
         if url_match(core) {
             out.push(core);
         } else {
