@@ -161,13 +161,12 @@ def main() -> None:
             flush=True,
         )
         if md_info.get("counters"):
-            same = md_info["counters"] == {
-                k: v for k, v in dt_info.get("counters", {}).items() if k.startswith("line-")
-            }
-            print(
-                f"{'':18s} C4 line counters {'equal to' if same else 'DIFFER from'} DataTrove's: {md_info['counters']}"
-            )
-            if not same:
+            # DataTrove has no entry for a counter never incremented; mdf reports it as 0
+            mine = {k: v for k, v in md_info["counters"].items() if v}
+            theirs = {k: v for k, v in dt_info.get("counters", {}).items() if k.startswith("line-") and v}
+            verdict = "equal to" if mine == theirs else "DIFFER from"
+            print(f"{'':18s} C4 line counters {verdict} DataTrove's: {md_info['counters']}")
+            if mine != theirs:
                 print(f"{'':18s} DataTrove: {dt_info.get('counters')}")
         for (d, m, source), k in cmp["classes"].most_common():
             print(f"{'':18s}   {k:4d} x  DataTrove {d!s:40s} mdf {m!s:40s} [{source}]")

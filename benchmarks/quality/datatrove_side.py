@@ -71,7 +71,7 @@ def main(name: str, src: str, out: str) -> None:
         final.append(doc.text if why is None else None)
     seconds = time.perf_counter() - start
     pq.write_table(pa.table({"keep": keep, "reason": reason, "text": final}), out)
-    counters = {k: int(getattr(v, "total", v)) for stage, f in chain if stage == "c4" for k, v in f.stats.items()}
+    counters = {k: int(getattr(v, "total", v)) for stage, f in chain if stage == "c4" for k, v in f.stats.stats.items()}
     print(json.dumps({"filter_s": seconds, "counters": counters}))
 
 
