@@ -6,10 +6,12 @@
 //! dropped with [`NULL_TEXT`]; bytes that are not UTF-8 (a binary column) are read with U+FFFD replacement,
 //! so every row gets a decision.
 
+mod affixes;
 pub mod c4;
 pub mod chars;
 pub mod fineweb;
 pub mod gopher;
+mod ngrams;
 mod tables;
 pub mod tokenizer;
 
