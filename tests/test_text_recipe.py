@@ -151,7 +151,7 @@ def test_ops_plugins_and_disabling(mdf):
     assert params["min_length"]["type"] == "int" and params["min_length"]["default"] == 0
     plugins = {p["name"]: p for p in json.loads(mdf("plugins", "--json").stdout)}
     assert plugins["text"]["distribution"] == "mdf-text"
-    assert plugins["text"]["contributed"]["operators"] == ["text_length_filter", "url_filter"]
+    assert {"text_length_filter", "url_filter"} <= set(plugins["text"]["contributed"]["operators"])
     disabled = mdf("ops", "--json", env={"MDF_DISABLE_PLUGINS": "text"})
     assert "text_length_filter" not in {o["name"] for o in json.loads(disabled.stdout)}
     assert mdf("--version").stdout.startswith("mdf, version ")

@@ -14,6 +14,7 @@ pub mod minhash;
 pub mod near;
 pub mod normalize;
 pub mod pool;
+pub mod text;
 pub mod unionfind;
 pub mod url;
 
@@ -21,6 +22,7 @@ mod py_arrow;
 mod py_image;
 mod py_near;
 mod py_sets;
+mod py_text;
 
 use pyo3::prelude::*;
 
@@ -270,6 +272,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_near::NearIndex>()?;
     m.add("ENV_NUM_THREADS", pool::ENV_VAR)?;
     py_image::register(m)?;
+    py_text::register(m)?;
     Ok(())
 }
 

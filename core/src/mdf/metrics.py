@@ -37,6 +37,13 @@ class OperatorMetrics:
     time_s: float = 0.0
     reasons: dict[str, int] = field(default_factory=dict)
     latency: list[int] = field(default_factory=empty_histogram)  # batches per bin of mdf.recording's edges
+    counters: dict[str, int] = field(default_factory=dict)
+    """Operator-specific counts beyond rows (e.g. lines a line-cleaning refiner removed, by rule); summed on
+    merge like the rest."""
+
+    def count(self, name: str, n: int) -> None:
+        """Add ``n`` to the operator-specific counter ``name``."""
+        self.counters[name] = self.counters.get(name, 0) + n
 
     def record(self, rows_in: int, rows_out: int, rejected: pa.RecordBatch | None, seconds: float) -> None:
         self.rows_in += rows_in
@@ -57,6 +64,8 @@ class OperatorMetrics:
         self.latency = [a + b for a, b in zip(self.latency, other.latency, strict=True)]
         for k, v in other.reasons.items():
             self.reasons[k] = self.reasons.get(k, 0) + v
+        for k, v in other.counters.items():
+            self.count(k, v)
 
     @property
     def pass_rate(self) -> float:

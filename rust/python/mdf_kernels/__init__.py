@@ -8,13 +8,18 @@ of each function.
 """
 
 from mdf_kernels._native import (
+    C4_LINE_COUNTERS,
     ENV_NUM_THREADS,
     MAX_PIXELS,
     DomainSet,
     KeySet,
     KeySet128,
     NearIndex,
+    c4_quality,
     domain_blocked,
+    fineweb_quality,
+    gopher_quality,
+    gopher_repetition,
     hash64,
     hash128,
     image_hashes,
@@ -27,18 +32,25 @@ from mdf_kernels._native import (
     num_threads,
     optimal_bands_rows,
     registered_domain,
+    sentence_count,
+    text_words,
     union_find,
     url_host,
 )
 
 __all__ = [
+    "C4_LINE_COUNTERS",
     "ENV_NUM_THREADS",
     "MAX_PIXELS",
     "DomainSet",
     "KeySet",
     "KeySet128",
     "NearIndex",
+    "c4_quality",
     "domain_blocked",
+    "fineweb_quality",
+    "gopher_quality",
+    "gopher_repetition",
     "hash64",
     "hash128",
     "image_hashes",
@@ -51,6 +63,8 @@ __all__ = [
     "num_threads",
     "optimal_bands_rows",
     "registered_domain",
+    "sentence_count",
+    "text_words",
     "union_find",
     "url_host",
 ]

@@ -370,3 +370,48 @@ def image_thumbnails(blobs: ArrayLike, size: int = 224, max_pixels: int | None =
 
     :returns: ``fixed_size_list<uint8>[size * size * 3]``; null for null and bad rows.
     """
+
+# --- web-text quality (DataTrove 0.10.1's rules; reasons named as DataTrove's, null = keep) ---------------------
+#
+# ``params`` holds the thresholds keyed as DataTrove's constructor arguments (absent = DataTrove's default; for
+# Gopher a ``None`` value, or 0, disables the rule); an unknown key is a ``ValueError``. ``language``: "en" (also
+# "eng", "en_*", "eng_*") tokenizes with a port of spaCy 3.8's ``blank("en")`` rules, any other code with Unicode
+# word boundaries (UAX #29). A null text gives the reason ``null_text``; binary rows that are not UTF-8 are read
+# with U+FFFD replacement. Every row gets a decision; nothing raises on text content.
+
+C4_LINE_COUNTERS: list[str]
+"""Keys of ``c4_quality``'s line counters (DataTrove's ``stat_update`` names), in order."""
+
+def gopher_quality(texts: ArrayLike, params: dict[str, object] | None = None, language: str = "en") -> pa.StringArray:
+    """GopherQualityFilter: first failing rule of gopher_short_doc, gopher_long_doc,
+    gopher_below_avg_threshold, gopher_above_avg_threshold, gopher_too_many_hashes, gopher_too_many_ellipsis,
+    gopher_too_many_bullets, gopher_too_many_end_ellipsis, gopher_below_alpha_threshold,
+    gopher_enough_stop_words. Keys: min_doc_words, max_doc_words, min_avg_word_length, max_avg_word_length,
+    max_symbol_word_ratio, max_bullet_lines_ratio, max_ellipsis_lines_ratio, max_non_alpha_words_ratio,
+    min_stop_words, stop_words."""
+
+def gopher_repetition(
+    texts: ArrayLike, params: dict[str, object] | None = None, language: str = "en"
+) -> pa.StringArray:
+    """GopherRepetitionFilter: empty, dup_para_frac, dup_para_char_frac, dup_line_frac, dup_line_char_frac,
+    top_{n}_gram, duplicated_{n}_n_grams. Keys: dup_line_frac, dup_para_frac, dup_line_char_frac,
+    dup_para_char_frac, top_n_grams and dup_n_grams (lists of (n, fraction))."""
+
+def fineweb_quality(texts: ArrayLike, params: dict[str, object] | None = None, language: str = "en") -> pa.StringArray:
+    """FineWebQualityFilter: empty, line_punct_ratio, short_line_ratio, char_dup_ratio, list_ratio. Keys:
+    line_punct_thr, line_punct_exclude_zero, stop_chars (list of str; None = DataTrove's terminal
+    punctuation), short_line_thr, short_line_length, char_duplicates_ratio, new_line_ratio."""
+
+def c4_quality(
+    texts: ArrayLike, params: dict[str, object] | None = None, language: str = "en"
+) -> tuple[pa.StringArray, pa.StringArray, dict[str, int]]:
+    """C4QualityFilter: ``(cleaned texts, reasons, line counters)``; a dropped or null row has a null cleaned
+    text. Reasons: lorem_ipsum, curly_bracket, too_few_sentences. Keys: split_paragraph, remove_citations,
+    filter_no_terminal_punct, min_num_sentences, min_words_per_line, max_word_length (-1 disables these three),
+    filter_lorem_ipsum, filter_javascript, filter_curly_bracket, filter_policy."""
+
+def text_words(texts: ArrayLike, language: str = "en") -> pa.ListArray:
+    """DataTrove's ``split_into_words`` of every row (spaCy tokens without whitespace); null for null."""
+
+def sentence_count(texts: ArrayLike, language: str = "en") -> pa.UInt32Array:
+    """Sentences spaCy's sentencizer finds (``len(split_into_sentences(text))``, 1 for empty); null for null."""

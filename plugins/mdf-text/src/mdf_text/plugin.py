@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from mdf import Registry, hookimpl
 from mdf_text.io.warc import WarcReader
+from mdf_text.ops.badwords import BadWordsFilter
+from mdf_text.ops.c4 import C4QualityFilter
+from mdf_text.ops.fineweb import FineWebQualityFilter
+from mdf_text.ops.gopher import GopherQualityFilter, GopherRepetitionFilter
 from mdf_text.ops.language import LanguageFilter, LanguageIdRefiner
 from mdf_text.ops.length import TextLengthFilter
+from mdf_text.ops.pii import PiiRefiner
 from mdf_text.ops.url import UrlFilter
 
 
@@ -19,6 +24,15 @@ def mdf_register_operators(registry: Registry) -> None:
     registry.add(UrlFilter)
     registry.add(LanguageIdRefiner)
     registry.add(LanguageFilter)
+    for op in (
+        GopherQualityFilter,
+        GopherRepetitionFilter,
+        C4QualityFilter,
+        FineWebQualityFilter,
+        BadWordsFilter,
+        PiiRefiner,
+    ):
+        registry.add(op)
 
 
 @hookimpl
