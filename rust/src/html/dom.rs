@@ -9,16 +9,13 @@
 
 use std::time::Instant;
 
-use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
-use html5gum::Tokenizer;
+use html5gum::{naive_next_state, Emitter, Error, State, Tokenizer};
 
-use super::tags::{
-    class_weight, classes_unlikely, role_is_boilerplate, style_hides, tag_of, Tag, TAG_COUNT,
-};
+use super::tags::{class_words, role_is_boilerplate, style_hides, tag_of, Tag, TAG_COUNT};
 
 /// Open elements kept at most; deeper tags are flattened into the deepest one.
 pub const MAX_DEPTH: usize = 512;
-/// Tokenizer events between two looks at the clock.
+/// Tags and text runs between two looks at the clock.
 const CLOCK_EVERY: u32 = 4096;
 
 /// Removed in every pass: tag, ARIA role or inline style says page furniture or hidden.
@@ -113,15 +110,14 @@ struct Builder {
     title_done: bool,
     pre_depth: u32,
     tag: Vec<u8>,
+    is_end_tag: bool,
+    self_closing: bool,
+    last_start_tag: Vec<u8>,
     attr_name: Vec<u8>,
+    attr_value: Vec<u8>,
     attrs: Attrs,
-}
-
-fn lower_into(dst: &mut Vec<u8>, src: &[u8]) {
-    if !dst.is_empty() {
-        dst.push(b' ');
-    }
-    dst.extend(src.iter().map(u8::to_ascii_lowercase));
+    events: u32,
+    tick: bool,
 }
 
 fn class_hash(class: &[u8]) -> u32 {
@@ -165,8 +161,14 @@ impl Builder {
             title_done: false,
             pre_depth: 0,
             tag: Vec::new(),
+            is_end_tag: false,
+            self_closing: false,
+            last_start_tag: Vec::new(),
             attr_name: Vec::new(),
+            attr_value: Vec::new(),
             attrs: Attrs::default(),
+            events: 0,
+            tick: false,
         };
         b.doc.nodes.reserve(cap / 40);
         b.doc.text.reserve(cap / 4);
@@ -270,9 +272,8 @@ impl Builder {
         {
             flags |= HARD_JUNK;
         }
-        let mut class_id = a.class.clone();
-        lower_into(&mut class_id, &a.id);
-        if !matches!(tag, Body | Html | A) && (tag == Header || classes_unlikely(&class_id)) {
+        let words = class_words(&a.class, &a.id);
+        if !matches!(tag, Body | Html | A) && (tag == Header || words.unlikely) {
             flags |= SOFT_JUNK;
         }
         if a.itemprop.windows(11).any(|w| w == b"articlebody") {
@@ -286,7 +287,7 @@ impl Builder {
         self.doc.nodes.push(Node {
             tag,
             flags,
-            weight: class_weight(&a.class, &a.id),
+            weight: words.weight,
             parent: self.top(),
             end: idx + 1,
             a: class_hash(&a.class),
@@ -390,82 +391,186 @@ impl Builder {
         });
     }
 
-    fn event(&mut self, ev: CallbackEvent<'_>) {
-        match ev {
-            CallbackEvent::OpenStartTag { name } => {
-                self.tag.clear();
-                self.tag.extend_from_slice(name);
-                self.attrs.clear();
+    /// File the attribute just read under the names the extractor uses (first occurrence wins).
+    fn flush_attribute(&mut self) {
+        if self.attr_name.is_empty() {
+            return;
+        }
+        let a = &mut self.attrs;
+        let value = &self.attr_value;
+        let (dst, lower) = match self.attr_name.as_slice() {
+            b"class" => (&mut a.class, true),
+            b"id" => (&mut a.id, true),
+            b"role" => (&mut a.role, true),
+            b"style" => (&mut a.style, true),
+            b"itemprop" => (&mut a.itemprop, true),
+            b"rel" => (&mut a.rel, true),
+            b"name" | b"property" => (&mut a.meta_name, true),
+            b"href" => (&mut a.href, false),
+            b"content" => (&mut a.content, false),
+            b"lang" => (&mut a.lang, false),
+            b"hidden" => {
+                a.hidden = true;
+                return self.attr_name.clear();
             }
-            CallbackEvent::AttributeName { name } => {
-                self.attr_name.clear();
-                self.attr_name.extend_from_slice(name);
-                if name == b"hidden" {
-                    self.attrs.hidden = true;
-                }
+            b"aria-hidden" => {
+                a.hidden |= value.eq_ignore_ascii_case(b"true");
+                return self.attr_name.clear();
             }
-            CallbackEvent::AttributeValue { value } => {
-                let a = &mut self.attrs;
-                let dst = match self.attr_name.as_slice() {
-                    b"class" => &mut a.class,
-                    b"id" => &mut a.id,
-                    b"role" => &mut a.role,
-                    b"style" => &mut a.style,
-                    b"itemprop" => &mut a.itemprop,
-                    b"rel" => &mut a.rel,
-                    b"href" => &mut a.href,
-                    b"name" | b"property" => &mut a.meta_name,
-                    b"content" => &mut a.content,
-                    b"lang" => &mut a.lang,
-                    b"aria-hidden" => {
-                        a.hidden |= value.eq_ignore_ascii_case(b"true");
-                        return;
-                    }
-                    _ => return,
-                };
-                if dst.is_empty() {
-                    let lower = !matches!(self.attr_name.as_slice(), b"href" | b"content" | b"lang");
-                    if lower {
-                        dst.extend(value.iter().map(u8::to_ascii_lowercase));
-                    } else {
-                        dst.extend_from_slice(value);
-                    }
-                }
+            _ => return self.attr_name.clear(),
+        };
+        if dst.is_empty() {
+            if lower {
+                dst.extend(value.iter().map(u8::to_ascii_lowercase));
+            } else {
+                dst.extend_from_slice(value);
             }
-            CallbackEvent::CloseStartTag { self_closing } => self.start_tag(self_closing),
-            CallbackEvent::EndTag { name } => self.end_tag(name),
-            CallbackEvent::String { value } => self.string(value),
-            _ => {}
+        }
+        self.attr_name.clear();
+    }
+
+    fn count_event(&mut self) {
+        self.events += 1;
+        if self.events % CLOCK_EVERY == 0 {
+            self.tick = true;
         }
     }
 
-    fn finish(mut self) -> Doc {
+    fn take_doc(&mut self) -> Doc {
         while self.stack.len() > 1 {
             self.pop();
         }
-        self.doc.nodes[0].end = self.doc.nodes.len() as u32;
-        self.doc
+        let mut doc = std::mem::take(&mut self.doc);
+        doc.nodes[0].end = doc.nodes.len() as u32;
+        doc
+    }
+}
+
+/// The builder is html5gum's emitter: tokens go straight into the tree, no token objects, no parse-error
+/// reporting (its per-byte validation is a large share of tokenizing time and the extractor ignores errors).
+impl Emitter for &mut Builder {
+    /// A unit every [`CLOCK_EVERY`] events, so [`parse`] can look at the clock.
+    type Token = ();
+
+    fn set_last_start_tag(&mut self, last_start_tag: Option<&[u8]>) {
+        self.last_start_tag.clear();
+        self.last_start_tag.extend_from_slice(last_start_tag.unwrap_or_default());
+    }
+
+    fn emit_eof(&mut self) {}
+
+    fn emit_error(&mut self, _error: Error) {}
+
+    fn should_emit_errors(&mut self) -> bool {
+        false
+    }
+
+    fn pop_token(&mut self) -> Option<()> {
+        std::mem::take(&mut self.tick).then_some(())
+    }
+
+    fn emit_string(&mut self, c: &[u8]) {
+        self.count_event();
+        self.string(c);
+    }
+
+    fn init_start_tag(&mut self) {
+        self.tag.clear();
+        self.attrs.clear();
+        self.attr_name.clear();
+        self.is_end_tag = false;
+        self.self_closing = false;
+    }
+
+    fn init_end_tag(&mut self) {
+        self.tag.clear();
+        self.attr_name.clear();
+        self.is_end_tag = true;
+        self.self_closing = false;
+    }
+
+    fn init_comment(&mut self) {}
+
+    fn emit_current_tag(&mut self) -> Option<State> {
+        self.count_event();
+        if self.is_end_tag {
+            self.attr_name.clear();
+            let name = std::mem::take(&mut self.tag);
+            self.end_tag(&name);
+            self.tag = name;
+            return None;
+        }
+        self.flush_attribute();
+        self.last_start_tag.clear();
+        self.last_start_tag.extend_from_slice(&self.tag);
+        self.start_tag(self.self_closing);
+        naive_next_state(&self.last_start_tag)
+    }
+
+    fn emit_current_comment(&mut self) {}
+
+    fn emit_current_doctype(&mut self) {}
+
+    fn set_self_closing(&mut self) {
+        self.self_closing = true;
+    }
+
+    fn set_force_quirks(&mut self) {}
+
+    fn push_tag_name(&mut self, s: &[u8]) {
+        self.tag.extend_from_slice(s);
+    }
+
+    fn push_comment(&mut self, _s: &[u8]) {}
+
+    fn push_doctype_name(&mut self, _s: &[u8]) {}
+
+    fn init_doctype(&mut self) {}
+
+    fn init_attribute(&mut self) {
+        if !self.is_end_tag {
+            self.flush_attribute();
+        }
+        self.attr_name.clear();
+        self.attr_value.clear();
+    }
+
+    fn push_attribute_name(&mut self, s: &[u8]) {
+        if !self.is_end_tag {
+            self.attr_name.extend_from_slice(s);
+        }
+    }
+
+    fn push_attribute_value(&mut self, s: &[u8]) {
+        if !self.is_end_tag {
+            self.attr_value.extend_from_slice(s);
+        }
+    }
+
+    fn set_doctype_public_identifier(&mut self, _value: &[u8]) {}
+
+    fn set_doctype_system_identifier(&mut self, _value: &[u8]) {}
+
+    fn push_doctype_public_identifier(&mut self, _s: &[u8]) {}
+
+    fn push_doctype_system_identifier(&mut self, _s: &[u8]) {}
+
+    fn current_is_appropriate_end_tag_token(&mut self) -> bool {
+        self.is_end_tag && !self.last_start_tag.is_empty() && self.last_start_tag == self.tag
     }
 }
 
 /// Parse `html` (UTF-8, invalid bytes tolerated) into a [`Doc`], giving up at `deadline`.
 pub fn parse(html: &[u8], deadline: Option<Instant>) -> Doc {
     let mut builder = Builder::new(html.len());
-    let mut events = 0u32;
-    let mut emitter = CallbackEmitter::new(|ev: CallbackEvent<'_>| -> Option<()> {
-        builder.event(ev);
-        events += 1;
-        (events % CLOCK_EVERY == 0).then_some(())
-    });
-    emitter.naively_switch_states(true);
     let mut truncated = false;
-    for _ in Tokenizer::new_with_emitter(html, emitter) {
+    for _ in Tokenizer::new_with_emitter(html, &mut builder) {
         if deadline.is_some_and(|d| Instant::now() > d) {
             truncated = true;
             break;
         }
     }
-    let mut doc = builder.finish();
+    let mut doc = builder.take_doc();
     doc.truncated = truncated;
     doc
 }

@@ -2,7 +2,11 @@
 //!
 //! Tag roles follow the HTML standard (void elements, raw-text elements, the elements that close an open
 //! `<p>`); the boilerplate vocabulary follows Mozilla Readability's (`unlikelyCandidates`, `positive`,
-//! `negative`, `unlikelyRoles`), reworded as substring lists so no regex engine runs per element.
+//! `negative`, `unlikelyRoles`), as word lists matched by one Aho-Corasick automaton per class/id string.
+
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
 
 /// The tags the extractor tells apart; every other tag is `Other` (an inline element).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -331,32 +335,74 @@ const NEGATIVE: &[&str] = &[
 ];
 
 fn any_in(hay: &[u8], words: &[&str]) -> bool {
-    words
-        .iter()
-        .any(|w| hay.windows(w.len()).any(|win| win == w.as_bytes()))
+    words.iter().any(|w| memmem(hay, w.as_bytes()))
 }
 
-/// `class` + `id` (lower-cased, space-joined) name page furniture and nothing that marks main content.
-pub fn classes_unlikely(class_id: &[u8]) -> bool {
-    any_in(class_id, UNLIKELY) && !any_in(class_id, MAYBE)
+fn memmem(hay: &[u8], needle: &[u8]) -> bool {
+    hay.len() >= needle.len() && hay.windows(needle.len()).any(|win| win == needle)
 }
 
-/// Readability's class weight: +25 / -25 for each of class and id that looks like content / furniture.
-pub fn class_weight(class: &[u8], id: &[u8]) -> i8 {
-    let one = |s: &[u8]| -> i8 {
-        if s.is_empty() {
-            return 0;
+const UNLIKELY_BIT: u8 = 1;
+const MAYBE_BIT: u8 = 2;
+const POSITIVE_BIT: u8 = 4;
+const NEGATIVE_BIT: u8 = 8;
+
+/// One automaton over every vocabulary word; each pattern carries the bits of the lists it is in.
+fn vocabulary() -> &'static (AhoCorasick, Vec<u8>) {
+    static AC: OnceLock<(AhoCorasick, Vec<u8>)> = OnceLock::new();
+    AC.get_or_init(|| {
+        let mut words: Vec<&str> = Vec::new();
+        let mut bits: Vec<u8> = Vec::new();
+        for (list, bit) in [
+            (UNLIKELY, UNLIKELY_BIT),
+            (MAYBE, MAYBE_BIT),
+            (POSITIVE, POSITIVE_BIT),
+            (NEGATIVE, NEGATIVE_BIT),
+        ] {
+            for w in list {
+                match words.iter().position(|x| x == w) {
+                    Some(i) => bits[i] |= bit,
+                    None => {
+                        words.push(w);
+                        bits.push(bit);
+                    }
+                }
+            }
         }
-        let mut w = 0;
-        if any_in(s, NEGATIVE) {
-            w -= 25;
-        }
-        if any_in(s, POSITIVE) {
-            w += 25;
-        }
-        w
+        let ac = AhoCorasick::new(&words).expect("a few dozen literal words build");
+        (ac, bits)
+    })
+}
+
+/// Which vocabulary lists have a word in `s` (lower-case class or id).
+fn word_bits(s: &[u8]) -> u8 {
+    if s.is_empty() {
+        return 0;
+    }
+    let (ac, bits) = vocabulary();
+    ac.find_overlapping_iter(s)
+        .fold(0, |acc, m| acc | bits[m.pattern().as_usize()])
+}
+
+/// What an element's class and id say: page furniture (`unlikely`), and Readability's class weight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClassWords {
+    pub unlikely: bool,
+    pub weight: i8,
+}
+
+/// Judge lower-case `class` and `id`: unlikely when either has a furniture word and neither a content
+/// word; the weight is +25 / -25 for each of class and id that looks like content / furniture.
+pub fn class_words(class: &[u8], id: &[u8]) -> ClassWords {
+    let (c, i) = (word_bits(class), word_bits(id));
+    let both = c | i;
+    let one = |b: u8| -> i8 {
+        (if b & NEGATIVE_BIT != 0 { -25 } else { 0 }) + (if b & POSITIVE_BIT != 0 { 25 } else { 0 })
     };
-    one(class) + one(id)
+    ClassWords {
+        unlikely: both & UNLIKELY_BIT != 0 && both & MAYBE_BIT == 0,
+        weight: one(c) + one(i),
+    }
 }
 
 /// Inline style that hides the element (`display:none`, `visibility:hidden`), spaces ignored.
@@ -378,12 +424,14 @@ mod tests {
         assert_eq!(tag_of(b"div"), Tag::Div);
         assert_eq!(tag_of(b"script"), Tag::Skip);
         assert_eq!(tag_of(b"custom-el"), Tag::Other);
-        assert!(classes_unlikely(b"site-footer"));
-        assert!(classes_unlikely(b"cookie-banner"));
-        assert!(!classes_unlikely(b"main-header-content"));
-        assert!(!classes_unlikely(b"entry"));
-        assert_eq!(class_weight(b"post-body", b""), 25);
-        assert_eq!(class_weight(b"share-widget", b"comments"), -50);
+        assert!(class_words(b"site-footer", b"").unlikely);
+        assert!(class_words(b"", b"cookie-banner").unlikely);
+        assert!(!class_words(b"main-header-content", b"").unlikely);
+        assert!(!class_words(b"entry", b"").unlikely);
+        assert!(!class_words(b"header", b"content").unlikely);
+        assert_eq!(class_words(b"post-body", b"").weight, 25);
+        assert_eq!(class_words(b"share-widget", b"comments").weight, -50);
+        assert_eq!(class_words(b"", b"").weight, 0);
         assert!(role_is_boilerplate(b"navigation"));
         assert!(!role_is_boilerplate(b"main"));
         assert!(style_hides(b"color: red; Display: None"));

@@ -191,3 +191,27 @@ fn column_rows_nulls_and_charsets() {
     let short = BytesColumn::from_chunks(&[S::from(vec!["x"]).to_data()], false).unwrap();
     assert!(extract_column(&col, Some(&short), Options::default()).is_err());
 }
+
+/// Where the time goes on a folder of pages: `MDF_HTML_PAGES=/dir cargo test --release -- --ignored --nocapture profile_pages`.
+#[test]
+#[ignore]
+fn profile_pages() {
+    let Ok(dir) = std::env::var("MDF_HTML_PAGES") else { return };
+    let pages: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let docs: Vec<_> = pages.iter().map(|p| dom::parse(p, None)).collect();
+        let parse = t.elapsed();
+        let t = Instant::now();
+        let n: usize = docs.iter().map(|d| content::main_text(d).len()).sum();
+        let content = t.elapsed();
+        let t = Instant::now();
+        let _: usize = pages.iter().map(|p| charset::decode(p, None).0.len()).sum();
+        let decode = t.elapsed();
+        let nodes: usize = docs.iter().map(|d| d.nodes.len()).sum();
+        println!("{} pages: parse {parse:?}, content {content:?}, decode {decode:?}; {nodes} nodes, {n} bytes", pages.len());
+    }
+}
