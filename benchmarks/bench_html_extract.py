@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -66,7 +67,7 @@ def load_pages() -> tuple[list[str], list[str], dict[str, str]]:
     return ids, pages, {i: truth[i]["articleBody"] for i in ids}
 
 
-def extractor(name: str):  # noqa: ANN201 - returns a str -> str callable of the chosen library
+def extractor(name: str) -> Callable[[str], str]:
     if name == "trafilatura":
         import trafilatura
 

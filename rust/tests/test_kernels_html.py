@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001 - real sentences in Cyrillic, Greek and CJK scripts are the point of these tests
 """``html_extract``: charset decoding on pages encoded by Python's codecs, layouts, hostile input, real pages."""
 
 import gzip
