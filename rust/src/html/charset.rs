@@ -155,7 +155,9 @@ impl<'a> Iterator for Attrs<'a> {
             return None;
         }
         let start = self.i;
-        while self.i < s.len() && !matches!(s[self.i], b'=' | b'/') && !s[self.i].is_ascii_whitespace()
+        while self.i < s.len()
+            && !matches!(s[self.i], b'=' | b'/')
+            && !s[self.i].is_ascii_whitespace()
         {
             self.i += 1;
         }
@@ -173,7 +175,10 @@ impl<'a> Iterator for Attrs<'a> {
         let value = match s.get(self.i) {
             Some(&q @ (b'"' | b'\'')) => {
                 let from = self.i + 1;
-                let to = s[from..].iter().position(|&b| b == q).map_or(s.len(), |p| p + from);
+                let to = s[from..]
+                    .iter()
+                    .position(|&b| b == q)
+                    .map_or(s.len(), |p| p + from);
                 self.i = to + 1;
                 &s[from..to]
             }
@@ -221,9 +226,17 @@ mod tests {
 
     #[test]
     fn prescan_forms() {
-        assert_eq!(prescan(b"<META CHARSET=\"Shift_JIS\">").unwrap().name(), "Shift_JIS");
+        assert_eq!(
+            prescan(b"<META CHARSET=\"Shift_JIS\">").unwrap().name(),
+            "Shift_JIS"
+        );
         assert_eq!(prescan(b"<meta charset=utf-16le>"), Some(UTF_8));
-        assert_eq!(prescan(b"<!-- <meta charset=gbk> --><meta charset=koi8-r>").unwrap().name(), "KOI8-R");
+        assert_eq!(
+            prescan(b"<!-- <meta charset=gbk> --><meta charset=koi8-r>")
+                .unwrap()
+                .name(),
+            "KOI8-R"
+        );
         assert_eq!(prescan(b"<meta content='text/html; charset=gbk'>"), None); // no http-equiv
         assert_eq!(prescan(b"<metadata charset=gbk>"), None);
         assert_eq!(prescan(b""), None);

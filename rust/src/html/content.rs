@@ -24,10 +24,26 @@ struct Rules {
 }
 
 const ATTEMPTS: [Rules; 4] = [
-    Rules { strip_unlikely: true, weight_classes: true, clean_conditionally: true },
-    Rules { strip_unlikely: false, weight_classes: true, clean_conditionally: true },
-    Rules { strip_unlikely: false, weight_classes: false, clean_conditionally: true },
-    Rules { strip_unlikely: false, weight_classes: false, clean_conditionally: false },
+    Rules {
+        strip_unlikely: true,
+        weight_classes: true,
+        clean_conditionally: true,
+    },
+    Rules {
+        strip_unlikely: false,
+        weight_classes: true,
+        clean_conditionally: true,
+    },
+    Rules {
+        strip_unlikely: false,
+        weight_classes: false,
+        clean_conditionally: true,
+    },
+    Rules {
+        strip_unlikely: false,
+        weight_classes: false,
+        clean_conditionally: false,
+    },
 ];
 
 /// Per-subtree sums over the nodes an attempt keeps.
@@ -104,7 +120,11 @@ impl<'d> Pass<'d> {
             let soft = self.rules.strip_unlikely && node.flags & SOFT_JUNK != 0;
             self.excl[i] = self.excl[p] || node.flags & HARD_JUNK != 0 || soft;
             in_link[i] = in_link[p] || node.tag == Tag::A;
-            block[i] = if node.tag.is_block() { i as u32 } else { block[p] };
+            block[i] = if node.tag.is_block() {
+                i as u32
+            } else {
+                block[p]
+            };
             if node.tag == Tag::Text && !self.excl[i] {
                 let t = self.doc.text_of(node);
                 let (c, k) = (char_count(t), comma_count(t));
@@ -348,7 +368,14 @@ impl<'d> Pass<'d> {
         let node = &self.doc.nodes[i];
         if !matches!(
             node.tag,
-            Tag::Form | Tag::Fieldset | Tag::Table | Tag::Ul | Tag::Ol | Tag::Div | Tag::Section | Tag::Dl
+            Tag::Form
+                | Tag::Fieldset
+                | Tag::Table
+                | Tag::Ul
+                | Tag::Ol
+                | Tag::Div
+                | Tag::Section
+                | Tag::Dl
         ) {
             return false;
         }
@@ -445,7 +472,11 @@ impl<'d> Pass<'d> {
 
 fn push_text(buf: &mut Vec<u8>, text: &[u8], pending: &mut u8) {
     let at_start = buf.is_empty() || buf.last() == Some(&b'\n');
-    let text = if at_start || *pending > 0 { text.trim_ascii_start() } else { text };
+    let text = if at_start || *pending > 0 {
+        text.trim_ascii_start()
+    } else {
+        text
+    };
     if text.is_empty() {
         return;
     }

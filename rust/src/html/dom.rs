@@ -240,7 +240,10 @@ impl Builder {
             _ => {}
         }
         self.tag = name;
-        if matches!(tag, Tag::Skip | Tag::Title | Tag::Meta | Tag::Link | Tag::Head) {
+        if matches!(
+            tag,
+            Tag::Skip | Tag::Title | Tag::Meta | Tag::Link | Tag::Head
+        ) {
             return;
         }
         use Tag::*;
@@ -314,7 +317,9 @@ impl Builder {
     fn link(&mut self) {
         let a = &self.attrs;
         if self.doc.canonical.is_empty()
-            && a.rel.split(|b| b.is_ascii_whitespace()).any(|r| r == b"canonical")
+            && a.rel
+                .split(|b| b.is_ascii_whitespace())
+                .any(|r| r == b"canonical")
         {
             self.doc.canonical = a.href.trim_ascii().to_vec();
         }
@@ -375,7 +380,9 @@ impl Builder {
             n.b = end;
             return;
         }
-        if self.doc.text[start..].iter().all(|&b| b == b' ') && self.doc.text[..start].last().is_none_or(|&b| b == b' ') {
+        if self.doc.text[start..].iter().all(|&b| b == b' ')
+            && self.doc.text[..start].last().is_none_or(|&b| b == b' ')
+        {
             self.doc.text.truncate(start);
             return;
         }
@@ -431,7 +438,7 @@ impl Builder {
 
     fn count_event(&mut self) {
         self.events += 1;
-        if self.events % CLOCK_EVERY == 0 {
+        if self.events.is_multiple_of(CLOCK_EVERY) {
             self.tick = true;
         }
     }
@@ -454,7 +461,8 @@ impl Emitter for &mut Builder {
 
     fn set_last_start_tag(&mut self, last_start_tag: Option<&[u8]>) {
         self.last_start_tag.clear();
-        self.last_start_tag.extend_from_slice(last_start_tag.unwrap_or_default());
+        self.last_start_tag
+            .extend_from_slice(last_start_tag.unwrap_or_default());
     }
 
     fn emit_eof(&mut self) {}

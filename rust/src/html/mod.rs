@@ -61,7 +61,12 @@ fn utf8(bytes: Vec<u8>) -> String {
 
 /// Extract one page. `bytes` are raw (decoded per [`charset::decode`] with the HTTP `http_charset`) unless
 /// `is_utf8`, which says they are text already (an Arrow string column).
-pub fn extract(bytes: &[u8], http_charset: Option<&str>, is_utf8: bool, opts: Options) -> Extracted {
+pub fn extract(
+    bytes: &[u8],
+    http_charset: Option<&str>,
+    is_utf8: bool,
+    opts: Options,
+) -> Extracted {
     let start = Instant::now();
     let (html, encoding): (Cow<'_, str>, &'static str) = if is_utf8 {
         (String::from_utf8_lossy(bytes), "UTF-8")

@@ -161,7 +161,10 @@ impl Tag {
     /// Elements without content or end tag.
     pub fn is_void(self) -> bool {
         use Tag::*;
-        matches!(self, Br | Embed | Hr | Img | Input | Link | Meta | OtherVoid)
+        matches!(
+            self,
+            Br | Embed | Hr | Img | Input | Link | Meta | OtherVoid
+        )
     }
 
     /// Block-level: starts and ends a paragraph of the output text.
@@ -316,22 +319,86 @@ pub fn role_is_boilerplate(role: &[u8]) -> bool {
 
 /// class/id words of page furniture: comments, sharing, related links, cookie and newsletter prompts.
 const UNLIKELY: &[&str] = &[
-    "-ad-", "ad-break", "agegate", "banner", "breadcrumb", "combx", "comment", "community", "consent",
-    "cookie", "cover-wrap", "disqus", "extra", "footer", "gdpr", "header", "legends", "menu", "newsletter",
-    "pager", "pagination", "popup", "promo", "related", "remark", "replies", "rss", "share", "shoutbox",
-    "sidebar", "skyscraper", "social", "sponsor", "subscribe", "supplemental", "yom-remote", "modal",
-    "masthead", "toolbar", "skip-link", "signup",
+    "-ad-",
+    "ad-break",
+    "agegate",
+    "banner",
+    "breadcrumb",
+    "combx",
+    "comment",
+    "community",
+    "consent",
+    "cookie",
+    "cover-wrap",
+    "disqus",
+    "extra",
+    "footer",
+    "gdpr",
+    "header",
+    "legends",
+    "menu",
+    "newsletter",
+    "pager",
+    "pagination",
+    "popup",
+    "promo",
+    "related",
+    "remark",
+    "replies",
+    "rss",
+    "share",
+    "shoutbox",
+    "sidebar",
+    "skyscraper",
+    "social",
+    "sponsor",
+    "subscribe",
+    "supplemental",
+    "yom-remote",
+    "modal",
+    "masthead",
+    "toolbar",
+    "skip-link",
+    "signup",
 ];
 /// Words that keep an element that also has an unlikely word (`main-header-content` wraps the article).
-const MAYBE: &[&str] = &["article", "body", "column", "content", "main", "story", "shadow"];
+const MAYBE: &[&str] = &[
+    "article", "body", "column", "content", "main", "story", "shadow",
+];
 const POSITIVE: &[&str] = &[
-    "article", "body", "content", "entry", "hentry", "h-entry", "main", "page", "post", "text", "blog",
-    "story",
+    "article", "body", "content", "entry", "hentry", "h-entry", "main", "page", "post", "text",
+    "blog", "story",
 ];
 const NEGATIVE: &[&str] = &[
-    "-ad-", "hidden", "banner", "combx", "comment", "com-", "contact", "footer", "gdpr", "masthead", "media",
-    "meta", "outbrain", "promo", "related", "scroll", "share", "shoutbox", "sidebar", "skyscraper",
-    "sponsor", "shopping", "tags", "widget", "byline", "author", "caption", "credit", "cookie",
+    "-ad-",
+    "hidden",
+    "banner",
+    "combx",
+    "comment",
+    "com-",
+    "contact",
+    "footer",
+    "gdpr",
+    "masthead",
+    "media",
+    "meta",
+    "outbrain",
+    "promo",
+    "related",
+    "scroll",
+    "share",
+    "shoutbox",
+    "sidebar",
+    "skyscraper",
+    "sponsor",
+    "shopping",
+    "tags",
+    "widget",
+    "byline",
+    "author",
+    "caption",
+    "credit",
+    "cookie",
 ];
 
 fn any_in(hay: &[u8], words: &[&str]) -> bool {

@@ -20,9 +20,11 @@ fn page(body: &str) -> String {
 }
 
 fn furniture_page() -> String {
-    let nav = "<nav><ul><li><a href=/>Home</a></li><li><a href=/world>World news and politics</a></li>\
+    let nav =
+        "<nav><ul><li><a href=/>Home</a></li><li><a href=/world>World news and politics</a></li>\
                <li><a href=/sport>Sport</a></li></ul></nav>";
-    let cookie = "<div class=\"cookie-banner\">We use cookies to improve your experience, to show ads and \
+    let cookie =
+        "<div class=\"cookie-banner\">We use cookies to improve your experience, to show ads and \
                   to measure traffic. <button>Accept all</button></div>";
     let related = "<div class=\"story-links\"><h3>More stories</h3><ul><li><a href=/a>Storm hits the coast \
                    overnight, thousands without power</a></li><li><a href=/b>Council approves the new \
@@ -30,7 +32,8 @@ fn furniture_page() -> String {
                    extra time</a></li></ul></div>";
     let comments = "<section id=\"comments\"><h3>12 comments</h3><div class=\"comment\"><p>Terrible news, \
                     thoughts with everyone, stay safe, and thanks to the volunteers.</p></div></section>";
-    let footer = "<footer><p>Copyright 2026 Daily Paper, all rights reserved, reproduction forbidden.</p>\
+    let footer =
+        "<footer><p>Copyright 2026 Daily Paper, all rights reserved, reproduction forbidden.</p>\
                   </footer>";
     page(&format!(
         "{nav}{cookie}<header><h1>Flood in the lower town</h1></header><main><article><div \
@@ -45,10 +48,24 @@ fn run(html: &str) -> Extracted {
 #[test]
 fn keeps_the_article_and_drops_furniture() {
     let e = run(&furniture_page());
-    assert!(e.text.starts_with("The river rose three metres"), "{}", e.text);
+    assert!(
+        e.text.starts_with("The river rose three metres"),
+        "{}",
+        e.text
+    );
     assert!(e.text.contains("What comes next"));
     assert!(e.text.ends_with("to help with the clean-up."), "{}", e.text);
-    for junk in ["Home", "cookies", "More stories", "Storm hits", "comments", "Terrible", "Copyright", "not text", "color"] {
+    for junk in [
+        "Home",
+        "cookies",
+        "More stories",
+        "Storm hits",
+        "comments",
+        "Terrible",
+        "Copyright",
+        "not text",
+        "color",
+    ] {
         assert!(!e.text.contains(junk), "{junk} leaked into: {}", e.text);
     }
     // paragraphs are separated by blank lines
@@ -71,8 +88,16 @@ fn div_soup_without_semantic_tags() {
          <a href=/1>one long headline here</a>, <a href=/2>another long headline there</a></div></div></div>"
     ));
     let e = run(&html);
-    assert!(e.text.contains("The river rose") && e.text.contains("clean-up."), "{}", e.text);
-    assert!(!e.text.contains("Most read") && !e.text.contains("About us"), "{}", e.text);
+    assert!(
+        e.text.contains("The river rose") && e.text.contains("clean-up."),
+        "{}",
+        e.text
+    );
+    assert!(
+        !e.text.contains("Most read") && !e.text.contains("About us"),
+        "{}",
+        e.text
+    );
 }
 
 #[test]
@@ -152,7 +177,16 @@ fn binary_junk_and_odd_bytes_never_panic() {
         let _ = extract(&junk, Some("shift_jis"), false, Options::default());
         let _ = extract(&junk, None, true, Options::default());
     }
-    for odd in ["<", "<!--", "<![CDATA[", "</", "<a href='", "&#xFFFFFFFF;", "<svg><p>x", "<table><td>"] {
+    for odd in [
+        "<",
+        "<!--",
+        "<![CDATA[",
+        "</",
+        "<a href='",
+        "&#xFFFFFFFF;",
+        "<svg><p>x",
+        "<table><td>",
+    ] {
         let _ = run(odd);
     }
 }
@@ -166,7 +200,13 @@ fn skipped_elements_hide_their_text() {
          <form><select><option>Option text</option></select></form><article>{ARTICLE}</article>"
     ));
     let e = run(&html);
-    for junk in ["Hidden", "Also hidden", "svg text", "Enable JavaScript", "Option text"] {
+    for junk in [
+        "Hidden",
+        "Also hidden",
+        "svg text",
+        "Enable JavaScript",
+        "Option text",
+    ] {
         assert!(!e.text.contains(junk), "{junk}: {}", e.text);
     }
     assert!(e.text.starts_with("The river rose"));
@@ -182,7 +222,11 @@ fn column_rows_nulls_and_charsets() {
     let col = BytesColumn::from_chunks(&[pages.to_data()], true).unwrap();
     let cs = BytesColumn::from_chunks(&[charsets.to_data()], false).unwrap();
     let rows = extract_column(&col, Some(&cs), Options::default()).unwrap();
-    assert!(rows[0].as_ref().unwrap().text.starts_with("Café crème, naïve façade"));
+    assert!(rows[0]
+        .as_ref()
+        .unwrap()
+        .text
+        .starts_with("Café crème, naïve façade"));
     assert!(rows[1].is_none());
     assert_eq!(rows[2].as_ref().unwrap().text, "");
     let out = to_struct(&rows, true);
@@ -196,7 +240,9 @@ fn column_rows_nulls_and_charsets() {
 #[test]
 #[ignore]
 fn profile_pages() {
-    let Ok(dir) = std::env::var("MDF_HTML_PAGES") else { return };
+    let Ok(dir) = std::env::var("MDF_HTML_PAGES") else {
+        return;
+    };
     let pages: Vec<Vec<u8>> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| std::fs::read(e.unwrap().path()).unwrap())
