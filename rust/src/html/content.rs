@@ -87,6 +87,9 @@ struct Pass<'d> {
     sums: Vec<Sums>,
     own_chars: Vec<u32>,
     own_commas: Vec<u32>,
+    /// A div with block children and text of its own: Readability wraps that text in a new `<p>` child,
+    /// so the div itself is the first ancestor to score.
+    mixed: Vec<bool>,
     score: Vec<f32>,
     scored: Vec<bool>,
 }
@@ -101,6 +104,7 @@ impl<'d> Pass<'d> {
             sums: vec![Sums::default(); n],
             own_chars: vec![0; n],
             own_commas: vec![0; n],
+            mixed: vec![false; n],
             score: vec![0.0; n],
             scored: vec![false; n],
         };
@@ -125,6 +129,9 @@ impl<'d> Pass<'d> {
             } else {
                 block[p]
             };
+            if (node.tag.is_block() || node.tag == Tag::Img) && nodes[p].tag == Tag::Div {
+                self.mixed[p] = true;
+            }
             if node.tag == Tag::Text && !self.excl[i] {
                 let t = self.doc.text_of(node);
                 let (c, k) = (char_count(t), comma_count(t));
@@ -203,7 +210,11 @@ impl<'d> Pass<'d> {
                 continue;
             }
             let cs = 1.0 + self.own_commas[b] as f32 + (chars / 100).min(3) as f32;
-            let mut a = nodes[b].parent as usize;
+            let mut a = if self.mixed[b] {
+                b
+            } else {
+                nodes[b].parent as usize
+            };
             for level in 0..5 {
                 if a == 0 {
                     break;
@@ -497,28 +508,79 @@ fn push_text(buf: &mut Vec<u8>, text: &[u8], pending: &mut u8) {
 /// The main text of `doc` (empty when no block of the page has text enough to score).
 ///
 /// Readability keeps the longest attempt when none reaches [`CHAR_THRESHOLD`]; that lets a short article
-/// pick up its byline and share bar from the loosest attempt. Here a looser attempt replaces a stricter
-/// one only when it at least doubles the text: the sign that the strict rules cut the article itself.
+/// pick up its byline and share bar, or the comment thread next to it, from a looser attempt. Here a looser
+/// attempt replaces a stricter one only when it at least doubles the text, and, when the stricter attempt
+/// found a real piece of prose (half the threshold), only when it contains that prose: the sign that strict
+/// rules cut the article itself rather than that loose rules found something else.
 pub fn main_text(doc: &Doc) -> String {
     let mut best = String::new();
     let mut best_chars = 0;
+    let mut best_top = None;
     for rules in ATTEMPTS {
         let mut pass = Pass::new(doc, rules);
         let cands = pass.score();
         let Some(top) = pass.top(cands) else { continue };
+        let roots = pass.roots(top);
         let mut text = String::new();
-        pass.write(&pass.roots(top), &mut text);
+        pass.write(&roots, &mut text);
         let chars = text.chars().count();
         if chars >= CHAR_THRESHOLD && best_chars == 0 {
             return text;
         }
-        if chars > 2 * best_chars {
+        let extends = |t: usize| {
+            roots
+                .iter()
+                .any(|&r| r <= t && t < doc.nodes[r].end as usize)
+        };
+        let replaces = chars > 2 * best_chars
+            && (best_chars < CHAR_THRESHOLD / 2 || best_top.is_some_and(extends));
+        if replaces {
             best = text;
             best_chars = chars;
+            best_top = Some(top);
         }
         if best_chars >= CHAR_THRESHOLD {
             break;
         }
     }
     best
+}
+
+/// Each attempt's top candidate, roots and text length (debugging aid for tests).
+#[cfg(test)]
+pub fn explain(doc: &Doc) -> Vec<String> {
+    ATTEMPTS
+        .iter()
+        .map(|&rules| {
+            let mut pass = Pass::new(doc, rules);
+            let cands = pass.score();
+            let mut best = cands.clone();
+            best.sort_by(|&a, &b| pass.score[b].total_cmp(&pass.score[a]));
+            let best: Vec<String> = best
+                .iter()
+                .take(6)
+                .map(|&c| {
+                    format!(
+                        "{c}:{:?}={:.1}/ld{:.2}",
+                        doc.nodes[c].tag,
+                        pass.score[c],
+                        pass.link_density(c)
+                    )
+                })
+                .collect();
+            println!("cands {best:?}");
+            let Some(top) = pass.top(cands) else {
+                return format!("{rules:?}: none");
+            };
+            let roots = pass.roots(top);
+            let mut text = String::new();
+            pass.write(&roots, &mut text);
+            format!(
+                "{rules:?}: top {top} ({:?}, score {:.1}) roots {roots:?} -> {} chars",
+                doc.nodes[top].tag,
+                pass.score[top],
+                text.len()
+            )
+        })
+        .collect()
 }

@@ -74,6 +74,7 @@ struct Attrs {
     meta_name: Vec<u8>,
     content: Vec<u8>,
     lang: Vec<u8>,
+    kind: Vec<u8>,
     hidden: bool,
 }
 
@@ -91,6 +92,7 @@ impl Attrs {
             &mut self.meta_name,
             &mut self.content,
             &mut self.lang,
+            &mut self.kind,
         ] {
             v.clear();
         }
@@ -230,7 +232,10 @@ impl Builder {
             self.tag = name;
             return;
         }
-        let tag = tag_of(&name);
+        let mut tag = tag_of(&name);
+        if tag == Tag::Input && self.attrs.kind == b"hidden" {
+            tag = Tag::OtherVoid; // invisible: no form control to count against the block
+        }
         match tag {
             Tag::Skip if !self_closing => self.skip = Some((name.clone(), 1)),
             Tag::Title if !self.title_done => self.in_title = true,
@@ -416,6 +421,7 @@ impl Builder {
             b"href" => (&mut a.href, false),
             b"content" => (&mut a.content, false),
             b"lang" => (&mut a.lang, false),
+            b"type" => (&mut a.kind, true),
             b"hidden" => {
                 a.hidden = true;
                 return self.attr_name.clear();

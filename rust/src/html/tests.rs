@@ -101,6 +101,49 @@ fn div_soup_without_semantic_tags() {
 }
 
 #[test]
+fn text_beside_blocks_in_a_div_scores_that_div() {
+    // one long paragraph written straight into a div that also holds a heading and images, beside a
+    // link-heavy menu in the same row
+    let menu: String = (0..40)
+        .map(|i| format!("<li><a href=/m{i}>Menu entry number {i}</a></li>"))
+        .collect();
+    let story = "The council approved the new library on Monday, after a year of delays, and building work \
+                 starts in spring. The old reading room stays open until the move, the mayor said, and the \
+                 children's section will double in size, with a new room for homework and a small stage.";
+    let html = page(&format!(
+        "<div class=row><div class=col-3><ul>{menu}</ul></div><div class=col-9><p class=t>Library</p>\
+         <img src=a.jpg><img src=b.jpg>{story}<br><br><div class=tools><a href=/p>Print</a></div></div></div>\
+         <div class=foot><div>Town Hall, Main Square 1, open Monday to Friday, nine to five.</div></div>"
+    ));
+    let e = run(&html);
+    assert!(e.text.contains("The council approved"), "{}", e.text);
+    assert!(
+        !e.text.contains("Menu entry") && !e.text.contains("Town Hall"),
+        "{}",
+        e.text
+    );
+}
+
+#[test]
+fn a_short_article_is_not_traded_for_its_comment_thread() {
+    // under CHAR_THRESHOLD but over half of it: real prose, kept rather than the longer thread
+    let comments: String = (0..12)
+        .map(|i| format!("<li><p>Comment {i}: I read the whole thing, and I disagree with most of it, though the \
+                          part about funding was fair, and the numbers seem right to me.</p></li>"))
+        .collect();
+    let html = page(&format!(
+        "<article class=post><h1>Open thread</h1><div class=entry-content><p>This is our open thread for the \
+         quarter: ask us anything about our work, our research or the blog, in the comments below.</p>\
+         <p>We will answer every question within a week, as always, and thank you for reading, sharing \
+         and sending us your ideas over the past three months.</p></div>\
+         </article><div id=comments><ol class=comment-list>{comments}</ol></div>"
+    ));
+    let e = run(&html);
+    assert!(e.text.starts_with("This is our open thread"), "{}", e.text);
+    assert!(!e.text.contains("Comment 3"), "{}", e.text);
+}
+
+#[test]
 fn no_main_text_gives_empty_text() {
     for body in [
         "",
@@ -259,5 +302,55 @@ fn profile_pages() {
         let decode = t.elapsed();
         let nodes: usize = docs.iter().map(|d| d.nodes.len()).sum();
         println!("{} pages: parse {parse:?}, content {content:?}, decode {decode:?}; {nodes} nodes, {n} bytes", pages.len());
+    }
+}
+
+/// Ancestors of the first text node containing `MDF_HTML_NEEDLE` in page `MDF_HTML_PAGE` (debugging aid).
+#[test]
+#[ignore]
+fn debug_path() {
+    let (Ok(page), Ok(needle)) = (
+        std::env::var("MDF_HTML_PAGE"),
+        std::env::var("MDF_HTML_NEEDLE"),
+    ) else {
+        return;
+    };
+    let html = std::fs::read(page).unwrap();
+    let doc = dom::parse(&html, None);
+    let i = doc
+        .nodes
+        .iter()
+        .position(|n| {
+            n.tag == tags::Tag::Text && String::from_utf8_lossy(doc.text_of(n)).contains(&needle)
+        })
+        .expect("needle");
+    let mut a = i;
+    while a != 0 {
+        let n = &doc.nodes[a];
+        println!(
+            "{a} {:?} flags={} weight={} end={}",
+            n.tag, n.flags, n.weight, n.end
+        );
+        a = n.parent as usize;
+    }
+    if let Ok(at) = std::env::var("MDF_HTML_NODE") {
+        let at: usize = at.parse().unwrap();
+        let mut c = at + 1;
+        while c < doc.nodes[at].end as usize {
+            let n = &doc.nodes[c];
+            let txt: String = if n.tag == tags::Tag::Text {
+                String::from_utf8_lossy(doc.text_of(n))
+                    .chars()
+                    .take(40)
+                    .collect()
+            } else {
+                String::new()
+            };
+            println!("  child {c} {:?} size {} {txt}", n.tag, n.end as usize - c);
+            c = n.end as usize;
+        }
+    }
+    for line in content::explain(&doc) {
+        println!("{line}");
     }
 }
