@@ -168,99 +168,27 @@ impl Tag {
     }
 
     /// Block-level: starts and ends a paragraph of the output text.
+    #[rustfmt::skip]
     pub fn is_block(self) -> bool {
         use Tag::*;
         matches!(
             self,
-            Root | Address
-                | Article
-                | Aside
-                | Blockquote
-                | Body
-                | Caption
-                | Center
-                | Dd
-                | Details
-                | Dialog
-                | Div
-                | Dl
-                | Dt
-                | Fieldset
-                | Figcaption
-                | Figure
-                | Footer
-                | Form
-                | H1
-                | H2
-                | H3
-                | H4
-                | H5
-                | H6
-                | Header
-                | Hgroup
-                | Hr
-                | Html
-                | Li
-                | Main
-                | Menu
-                | Nav
-                | Ol
-                | P
-                | Pre
-                | Section
-                | Summary
-                | Table
-                | Tbody
-                | Td
-                | Tfoot
-                | Th
-                | Thead
-                | Tr
-                | Ul
+            Root | Address | Article | Aside | Blockquote | Body | Caption | Center | Dd | Details | Dialog |
+                Div | Dl | Dt | Fieldset | Figcaption | Figure | Footer | Form | H1 | H2 | H3 | H4 | H5 | H6 |
+                Header | Hgroup | Hr | Html | Li | Main | Menu | Nav | Ol | P | Pre | Section | Summary |
+                Table | Tbody | Td | Tfoot | Th | Thead | Tr | Ul
         )
     }
 
     /// Start tags that close an open `<p>` (HTML standard, "in body" insertion mode).
+    #[rustfmt::skip]
     pub fn closes_p(self) -> bool {
         use Tag::*;
         matches!(
             self,
-            Address
-                | Article
-                | Aside
-                | Blockquote
-                | Center
-                | Details
-                | Dialog
-                | Div
-                | Dl
-                | Fieldset
-                | Figcaption
-                | Figure
-                | Footer
-                | Form
-                | H1
-                | H2
-                | H3
-                | H4
-                | H5
-                | H6
-                | Header
-                | Hgroup
-                | Hr
-                | Main
-                | Menu
-                | Nav
-                | Ol
-                | P
-                | Pre
-                | Section
-                | Summary
-                | Table
-                | Ul
-                | Li
-                | Dd
-                | Dt
+            Address | Article | Aside | Blockquote | Center | Details | Dialog | Div | Dl | Fieldset |
+                Figcaption | Figure | Footer | Form | H1 | H2 | H3 | H4 | H5 | H6 | Header | Hgroup | Hr |
+                Main | Menu | Nav | Ol | P | Pre | Section | Summary | Table | Ul | Li | Dd | Dt
         )
     }
 
