@@ -7,6 +7,7 @@ pub mod columns;
 pub mod domains;
 pub mod error;
 pub mod hash;
+pub mod html;
 pub mod image;
 pub mod keyset;
 pub mod lsh;
@@ -19,6 +20,7 @@ pub mod unionfind;
 pub mod url;
 
 mod py_arrow;
+mod py_html;
 mod py_image;
 mod py_near;
 mod py_sets;
@@ -273,6 +275,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ENV_NUM_THREADS", pool::ENV_VAR)?;
     py_image::register(m)?;
     py_text::register(m)?;
+    py_html::register(m)?;
     Ok(())
 }
 

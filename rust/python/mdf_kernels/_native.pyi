@@ -415,3 +415,27 @@ def text_words(texts: ArrayLike, language: str = "en") -> pa.ListArray:
 
 def sentence_count(texts: ArrayLike, language: str = "en") -> pa.UInt32Array:
     """Sentences spaCy's sentencizer finds (``len(split_into_sentences(text))``, 1 for empty); null for null."""
+
+def html_extract(
+    pages: ArrayLike,
+    charsets: ArrayLike | None = None,
+    with_metadata: bool = False,
+    time_budget_ms: int = 2000,
+) -> pa.StructArray:
+    """Main text and title of every HTML page, one page per task on the kernel pool, without the GIL.
+
+    Binary pages are decoded as a browser would: a byte-order mark, else the row's ``charsets`` label (the HTTP
+    ``Content-Type`` charset), else a ``<meta charset>`` / ``http-equiv`` prescan of the first 1,024 bytes, else
+    valid UTF-8 is UTF-8 and chardetng guesses the rest; decoding is lossy (U+FFFD), never an error. String pages
+    are taken as already decoded. Pages are tokenized by html5gum (WHATWG tokenizer) into a light tree and the
+    main content is chosen with Mozilla Readability's rules (tag, ARIA role, class/id words, hidden styles,
+    link density, block text scores, sibling joining, conditional cleaning).
+
+    :param pages: string, large_string, binary or large_binary column of HTML.
+    :param charsets: string column of HTTP charset labels, same length (null = none); ignored for string pages.
+    :param with_metadata: also return ``canonical_url``, ``html_lang``, ``description`` and ``encoding``.
+    :param time_budget_ms: tokenizer time per page; a page still unread by then is extracted from what was read.
+    :returns: ``struct<text, title[, canonical_url, html_lang, description, encoding]>`` of strings: ``text`` is
+        the main content, paragraphs separated by blank lines (``""`` when the page has none), ``title`` the
+        ``<title>``; metadata fields are null when absent; the whole row is null where the page is null.
+    """

@@ -12,6 +12,7 @@ from mdf_text.ops.badwords import BadWordsFilter
 from mdf_text.ops.c4 import C4QualityFilter
 from mdf_text.ops.fineweb import FineWebQualityFilter
 from mdf_text.ops.gopher import GopherQualityFilter, GopherRepetitionFilter
+from mdf_text.ops.html import HtmlExtract
 from mdf_text.ops.language import LanguageFilter, LanguageIdRefiner
 from mdf_text.ops.length import TextLengthFilter
 from mdf_text.ops.pii import PiiRefiner
@@ -20,6 +21,7 @@ from mdf_text.ops.url import UrlFilter
 
 @hookimpl
 def mdf_register_operators(registry: Registry) -> None:
+    registry.add(HtmlExtract)
     registry.add(TextLengthFilter)
     registry.add(UrlFilter)
     registry.add(LanguageIdRefiner)

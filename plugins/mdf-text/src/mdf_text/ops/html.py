@@ -1,0 +1,96 @@
+"""``html_extract``: the main text and title of HTML pages, by the Rust kernel ``mdf_kernels.html_extract``.
+
+The kernel decodes binary pages as a browser would (byte-order mark, the HTTP charset from ``charset_column``,
+a ``<meta>`` prescan, chardetng's guess), tokenizes them with a WHATWG tokenizer, drops page furniture by tag,
+ARIA role, class/id words, hidden styles and link density, and keeps the best-scoring block of prose with its
+sibling paragraphs (Mozilla Readability's rules). It runs on all kernel threads (``MDF_NUM_THREADS``) without
+the GIL. A page without main text gets an empty ``text``, so a later ``text_length_filter`` drops it with its
+reason; a null page gets null columns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+from pydantic import Field
+
+from mdf import Params, Refiner
+from mdf.errors import MissingDependencyError, OperatorError
+
+KERNEL = "html_extract"
+INSTALL = "pip install ./rust (mdf-kernels, from the mdf repository)"
+METADATA_COLUMNS = ("canonical_url", "html_lang", "description", "encoding")
+
+
+def html_kernel() -> Any:
+    """``mdf_kernels.html_extract``, or a MissingDependencyError naming the install that provides it."""
+    try:
+        import mdf_kernels
+    except ImportError:
+        raise MissingDependencyError(f"operator '{KERNEL}' needs the Rust kernels: {INSTALL}") from None
+    fn = getattr(mdf_kernels, KERNEL, None)
+    if fn is None:  # a wheel built before the HTML kernel imports fine but lacks it
+        raise MissingDependencyError(f"operator '{KERNEL}': the installed mdf-kernels has no {KERNEL}; {INSTALL}")
+    return fn
+
+
+def with_columns(batch: pa.RecordBatch, columns: dict[str, pa.Array]) -> pa.RecordBatch:
+    """Add each column, replacing one of the same name in place."""
+    for name, values in columns.items():
+        idx = batch.schema.get_field_index(name)
+        batch = batch.set_column(idx, name, values) if idx >= 0 else batch.append_column(name, values)
+    return batch
+
+
+class HtmlExtract(Refiner):
+    """Add the main text (paragraphs separated by blank lines) and title of HTML pages; optional head metadata."""
+
+    name = KERNEL
+
+    class Params(Params):
+        column: str = Field("body", description="binary or string column holding the HTML (the warc reader's body)")
+        charset_column: str | None = Field(
+            None, description="string column with the HTTP charset of each page (the warc reader's charset)"
+        )
+        text_column: str = Field("text", description="column written with the main text ('' when none)")
+        title_column: str = Field("title", description="column written with the <title>")
+        with_metadata: bool = Field(
+            False, description="also write canonical_url, html_lang, description and encoding (null when absent)"
+        )
+        time_budget_ms: int = Field(
+            2000, gt=0, description="tokenizer time per page; a slower page is extracted from the part read"
+        )
+
+    @classmethod
+    def check_requirements(cls) -> None:
+        html_kernel()
+
+    def setup(self) -> None:
+        self._kernel = html_kernel()
+
+    def _column(self, batch: pa.RecordBatch, name: str, what: str, ok: tuple[Any, ...]) -> pa.Array:
+        idx = batch.schema.get_field_index(name)
+        if idx < 0:
+            raise OperatorError(
+                f"operator '{self.name}': no column '{name}' in the batch (it has {batch.schema.names}); "
+                f"set '{what}' to the column holding {'the HTML' if what == 'column' else 'the HTTP charsets'}"
+            )
+        arr = batch.column(idx)
+        if not any(check(arr.type) for check in ok):
+            raise OperatorError(
+                f"operator '{self.name}': column '{name}' ({what}) is {arr.type}; it must be "
+                f"{' or '.join(c.__name__.removeprefix('is_') for c in ok)}"
+            )
+        return arr
+
+    def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        p = self.params
+        strings = (pa.types.is_string, pa.types.is_large_string)
+        pages = self._column(batch, p.column, "column", (*strings, pa.types.is_binary, pa.types.is_large_binary))
+        charsets = self._column(batch, p.charset_column, "charset_column", strings) if p.charset_column else None
+        out = self._kernel(pages, charsets, with_metadata=p.with_metadata, time_budget_ms=p.time_budget_ms)
+        columns = {p.text_column: out.field("text"), p.title_column: out.field("title")}
+        if p.with_metadata:
+            columns.update({name: out.field(name) for name in METADATA_COLUMNS})
+        return with_columns(batch, columns)

@@ -1,0 +1,141 @@
+"""``html_extract`` operator: synthetic pages of furniture around an article, recipe use, errors."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pyarrow as pa
+import pytest
+
+from mdf.errors import MissingDependencyError, OperatorError
+from mdf.testing import check_operator_contract, run_operator
+
+HAS_KERNEL = importlib.util.find_spec("mdf_kernels") is not None and hasattr(
+    importlib.import_module("mdf_kernels"), "html_extract"
+)
+pytestmark = pytest.mark.skipif(not HAS_KERNEL, reason="needs mdf-kernels with html_extract: pip install ./rust")
+
+ARTICLE = [
+    "The harbour authority said on Tuesday that the new ferry terminal, delayed by two years of disputes, "
+    "will open in March, with six crossings a day to the islands.",
+    "Fares will rise by four percent, the authority said, but residents of the islands keep their discount, "
+    "and children under twelve travel free all year round.",
+    "Local businesses, which lost trade while the old quay was closed, welcomed the news, though several "
+    "asked for more parking near the terminal and a later last sailing in summer.",
+]
+
+FURNITURE = {
+    "nav": '<nav class="site-nav"><a href="/">Home</a> <a href="/news">News</a> <a href="/travel">Travel</a></nav>',
+    "cookie": '<div id="cookie-consent">This site uses cookies to personalise ads and analyse traffic. '
+    "<a href=/privacy>Privacy policy</a> <button>Accept</button></div>",
+    "share": '<div class="share-tools"><a href=/fb>Share on Facebook</a> <a href=/tw>Share on Twitter</a></div>',
+    "related": "<aside><h3>Related stories</h3><ul><li><a href=/1>Bridge repairs finish early on the coast road"
+    "</a></li><li><a href=/2>Island school gets a new roof before winter</a></li></ul></aside>",
+    "comments": '<div id="comments"><h3>Comments</h3><p>Great news, about time, the old quay was a disgrace and '
+    "everyone knew it, well done to all involved.</p></div>",
+    "footer": "<footer><p>Contact us - Terms of use - Copyright 2026 Harbour News Ltd, all rights reserved.</p>"
+    "</footer>",
+    "newsletter": '<div class="newsletter-signup"><p>Sign up for our daily newsletter, with the best stories of '
+    "the day straight to your inbox, every morning.</p></div>",
+}
+LEAKS = ["Home", "cookies", "Share on", "Related stories", "Bridge repairs", "Great news", "Copyright", "newsletter"]
+
+
+def article_page(paras: list[str] = ARTICLE, title: str = "Ferry terminal to open in March") -> str:
+    body = "".join(f"<p>{p}</p>" for p in paras)
+    f = FURNITURE
+    return (
+        f'<!doctype html><html lang="en"><head><title>{title}</title><meta name="description" content="Ferries.">'
+        f'<link rel="canonical" href="https://harbour.example/ferry"></head><body>{f["nav"]}{f["cookie"]}'
+        f'<div id="page"><div class="article-body"><h1>{title}</h1>{f["share"]}{body}{f["related"]}</div>'
+        f"{f['comments']}</div>{f['newsletter']}{f['footer']}</body></html>"
+    )
+
+
+def op(**params):
+    from mdf_text import HtmlExtract
+
+    return HtmlExtract(**params)
+
+
+def test_article_kept_furniture_dropped():
+    batch = pa.RecordBatch.from_pydict({"id": [1], "body": pa.array([article_page().encode()], pa.binary())})
+    kept, rejected = run_operator(op(), batch)
+    assert rejected is None or rejected.num_rows == 0
+    text = kept.column("text")[0].as_py()
+    assert text == "\n\n".join(ARTICLE)
+    for leak in LEAKS:
+        assert leak not in text
+    assert kept.column("title").to_pylist() == ["Ferry terminal to open in March"]
+
+
+def test_page_without_main_text_keeps_empty_text():
+    pages = [
+        "<html><body>" + FURNITURE["nav"] + FURNITURE["footer"] + "</body></html>",
+        "<html><body><ul><li><a href=/a>One</a></li><li><a href=/b>Two</a></li></ul></body></html>",
+        "",
+        None,
+    ]
+    batch = pa.RecordBatch.from_pydict({"body": pa.array(pages, pa.string())})
+    kept, _ = run_operator(op(), batch)
+    assert kept.column("text").to_pylist() == ["", "", "", None]
+
+
+def test_metadata_and_charset_column():
+    page = article_page(title="Fähre ab März").replace("<head>", "<head><meta charset='utf-8'>")
+    raw = page.encode("cp1252")  # the meta lies; the HTTP charset from the WARC header is right
+    batch = pa.RecordBatch.from_pydict({"body": pa.array([raw], pa.binary()), "charset": ["windows-1252"]})
+    kept, _ = run_operator(op(charset_column="charset", with_metadata=True), batch)
+    row = kept.to_pylist()[0]
+    assert row["title"] == "Fähre ab März"
+    assert row["canonical_url"] == "https://harbour.example/ferry"
+    assert row["html_lang"] == "en"
+    assert row["description"] == "Ferries."
+    assert row["encoding"] == "windows-1252"
+
+
+def test_output_column_names_and_replacement():
+    batch = pa.RecordBatch.from_pydict({"html": [article_page()], "title": ["old"]})
+    kept, _ = run_operator(op(column="html", text_column="main_text"), batch)
+    assert kept.schema.names == ["html", "title", "main_text"]
+    assert kept.column("title").to_pylist() == ["Ferry terminal to open in March"]
+
+
+def test_contract():
+    batch = pa.RecordBatch.from_pydict({"id": [1, 2, 3], "body": [article_page(), None, "<p>x"]})
+    check_operator_contract(op(), batch, id_column="id")
+
+
+def test_bad_columns_name_the_fix():
+    batch = pa.RecordBatch.from_pydict({"body": [1, 2]})
+    with pytest.raises(OperatorError, match=r"column 'body' .* is int64"):
+        run_operator(op(), batch)
+    with pytest.raises(OperatorError, match=r"no column 'html'.*set 'column'"):
+        run_operator(op(column="html"), batch)
+
+
+def test_in_a_recipe(run_recipe, tmp_path):
+    import pyarrow.parquet as pq
+
+    pages = [article_page(), "<html><body>" + FURNITURE["nav"] + "</body></html>"]
+    pq.write_table(
+        pa.table({"id": [1, 2], "body": pa.array([p.encode() for p in pages], pa.binary())}), tmp_path / "in.parquet"
+    )
+    recipe = {
+        "reader": {"type": "parquet", "paths": [str(tmp_path / "in.parquet")]},
+        "stages": [
+            {"name": "extract", "operators": [{"html_extract": {}}, {"text_length_filter": {"min_length": 100}}]}
+        ],
+    }
+    kept, rejected, _ = run_recipe(recipe)
+    assert kept.column("id").to_pylist() == [1]
+    assert kept.column("text")[0].as_py() == "\n\n".join(ARTICLE)
+    assert rejected.column("_reason").to_pylist() == ["text_length_filter:too_short"]
+
+
+def test_missing_kernel_names_the_install(monkeypatch):
+    import mdf_kernels
+
+    monkeypatch.delattr(mdf_kernels, "html_extract")
+    with pytest.raises(MissingDependencyError, match=r"pip install \./rust"):
+        op()

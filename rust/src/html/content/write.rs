@@ -1,0 +1,148 @@
+//! Writing the chosen subtrees out as paragraphs, dropping what Readability's conditional cleaning drops.
+
+use super::{Pass, PRESENTATION};
+use crate::html::tags::Tag;
+
+impl Pass<'_> {
+    fn in_figure(&self, i: usize) -> bool {
+        let nodes = &self.doc.nodes;
+        let mut a = nodes[i].parent as usize;
+        while a != 0 {
+            if nodes[a].tag == Tag::Figure {
+                return true;
+            }
+            a = nodes[a].parent as usize;
+        }
+        false
+    }
+
+    /// Readability's `_cleanConditionally`, with the link-density rule applied to lists as well.
+    pub(super) fn looks_like_furniture(&self, i: usize) -> bool {
+        let node = &self.doc.nodes[i];
+        if !matches!(
+            node.tag,
+            Tag::Form
+                | Tag::Fieldset
+                | Tag::Table
+                | Tag::Ul
+                | Tag::Ol
+                | Tag::Div
+                | Tag::Section
+                | Tag::Dl
+        ) {
+            return false;
+        }
+        let s = &self.sums[i];
+        if node.tag == Tag::Table && node.flags & PRESENTATION == 0 && s.th > 0 && s.tables == 1 {
+            return false; // a data table
+        }
+        let weight = self.weight(i);
+        let score = if self.scored[i] { self.score[i] } else { 0.0 };
+        if weight + score < 0.0 {
+            return true;
+        }
+        if s.commas >= 10 {
+            return false;
+        }
+        let is_list = matches!(node.tag, Tag::Ul | Tag::Ol);
+        let (p, img) = (s.p as f32, s.img as f32);
+        let li = s.li as f32 - 100.0;
+        let ld = self.link_density(i);
+        let chars = s.chars;
+        let figure = img > 0.0 && self.in_figure(i);
+        (!figure && img > 1.0 && p / img < 0.5)
+            || (!is_list && li > p)
+            || (s.input as f32 > (p / 3.0).floor())
+            || (!is_list && chars < 25 && (s.img == 0 || s.img > 2) && !figure)
+            || (weight < 25.0 && ld > if is_list { 0.5 } else { 0.2 })
+            || (weight >= 25.0 && ld > 0.5)
+            || (s.embed == 1 && chars < 75)
+            || s.embed > 1
+    }
+
+    /// An `h1`/`h2` that repeats the page title, or whose class weight is negative.
+    fn drop_heading(&self, i: usize, title: &[u8]) -> bool {
+        let node = &self.doc.nodes[i];
+        if !matches!(node.tag, Tag::H1 | Tag::H2) {
+            return false;
+        }
+        if self.weight(i) < 0.0 {
+            return true;
+        }
+        let text = self.subtree_text(i).to_ascii_lowercase();
+        let text = text.trim_ascii();
+        text.len() >= 10 && title.windows(text.len()).any(|w| w == text)
+    }
+
+    /// Write the kept text of `roots` as paragraphs separated by blank lines (lines by `\n`).
+    pub(super) fn write(&self, roots: &[usize], out: &mut String) {
+        let nodes = &self.doc.nodes;
+        let title = self.doc.title.to_ascii_lowercase();
+        let mut buf: Vec<u8> = Vec::new();
+        for &root in roots {
+            let mut pending = 2u8; // 0 none, 1 line break, 2 paragraph break
+            let mut ends: Vec<(usize, u8)> = Vec::new();
+            let mut i = root;
+            let stop = nodes[root].end as usize;
+            while i < stop {
+                while let Some(&(e, sep)) = ends.last() {
+                    if e > i {
+                        break;
+                    }
+                    ends.pop();
+                    pending = pending.max(sep);
+                }
+                let node = &nodes[i];
+                if node.tag == Tag::Text {
+                    if !self.excl[i] {
+                        push_text(&mut buf, self.doc.text_of(node), &mut pending);
+                    }
+                    i += 1;
+                    continue;
+                }
+                if self.excl[i]
+                    || (self.rules.clean_conditionally && i != root && self.looks_like_furniture(i))
+                    || self.drop_heading(i, &title)
+                {
+                    i = node.end as usize;
+                    continue;
+                }
+                let sep = match node.tag {
+                    Tag::Br | Tag::Li | Tag::Td | Tag::Th | Tag::Tr | Tag::Dd | Tag::Dt => 1,
+                    t if t.is_block() => 2,
+                    _ => 0,
+                };
+                pending = pending.max(sep);
+                if sep > 0 && (node.end as usize) > i + 1 {
+                    ends.push((node.end as usize, sep));
+                }
+                i += 1;
+            }
+        }
+        out.push_str(String::from_utf8_lossy(buf.trim_ascii()).as_ref());
+    }
+}
+
+fn push_text(buf: &mut Vec<u8>, text: &[u8], pending: &mut u8) {
+    let at_start = buf.is_empty() || buf.last() == Some(&b'\n');
+    let text = if at_start || *pending > 0 {
+        text.trim_ascii_start()
+    } else {
+        text
+    };
+    if text.is_empty() {
+        return;
+    }
+    if *pending > 0 && !buf.is_empty() {
+        while buf.last().is_some_and(|b| *b == b' ') {
+            buf.pop();
+        }
+        buf.extend_from_slice(if *pending == 2 { b"\n\n" } else { b"\n" });
+    }
+    *pending = 0;
+    if buf.last() == Some(&b' ') && text[0] == b' ' {
+        buf.extend_from_slice(&text[1..]);
+    } else {
+        buf.extend_from_slice(text);
+    }
+}
