@@ -164,9 +164,12 @@ def embeddings(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def demo(session: nox.Session) -> None:
-    """Generate a small CommonCrawl-like set and run examples/text.yaml on it (kept in ./mdf-demo)."""
-    session.install(CORE, kernels_wheel(session), TEXT, DEDUP)
+    """Generate a small CommonCrawl-like set and run examples/text.yaml on it, then write a CommonCrawl-like WARC
+    and run examples/commoncrawl.yaml (WARC -> main text -> language -> dedup) on it (all kept in ./mdf-demo)."""
+    session.install(CORE, kernels_wheel(session), TEXT_WEB, DEDUP)
     session.run("mdf", "demo", *session.posargs)
+    session.run("python", "-m", "mdf_text.demo_warc", "mdf-demo/warc")
+    session.run("mdf", "run", "examples/commoncrawl.yaml", "--overwrite")
 
 
 def _apt_install(session: nox.Session, package: str) -> None:

@@ -15,8 +15,7 @@ from typing import Any
 import pyarrow as pa
 from pydantic import Field
 
-from mdf import Params, Refiner
-from mdf.errors import MissingDependencyError, OperatorError
+from mdf import MissingDependencyError, OperatorError, Params, Refiner
 
 KERNEL = "html_extract"
 INSTALL = "pip install ./rust (mdf-kernels, from the mdf repository)"
