@@ -146,7 +146,7 @@ def run_mdf(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_example_recipe_validates_and_runs_on_the_default_executor(tmp_path):
-    """As examples/image.yaml's header says: generate the data, then ``mdf run`` (a local Ray) from that folder."""
+    """As examples/image.yaml's header says: generate the data, then ``mdf run`` (inline) from that folder."""
     gen = subprocess.run(
         [sys.executable, "-m", "mdf_image.testdata", "mdf-demo/image-data", "--formats", "laion"],
         cwd=tmp_path,
@@ -162,7 +162,7 @@ def test_example_recipe_validates_and_runs_on_the_default_executor(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     kept, rejected = read_output(tmp_path / "mdf-demo/image-out"), read_output(tmp_path / "mdf-demo/image-rejected")
     metrics = json.loads((tmp_path / "mdf-demo/image-out/_mdf/metrics.json").read_text())
-    assert metrics["executor"] == "ray" and metrics["balanced"]
+    assert metrics["executor"] == "inline" and metrics["balanced"]
     assert kept.num_rows + rejected.num_rows == testdata.example_set().num_rows
     bad_ids = set(testdata.bad_inputs().column("id").to_pylist())
     assert bad_ids <= set(rejected.column("id").to_pylist())

@@ -37,7 +37,7 @@ def test_fineweb_recipe_runs_on_generated_data(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     kept = read_output(tmp_path / "mdf-demo" / "fineweb-out")
     rejected = read_output(tmp_path / "mdf-demo" / "fineweb-rejected")
-    metrics = json.loads((tmp_path / "mdf-demo" / "fineweb-out" / "metrics.json").read_text())
+    metrics = json.loads((tmp_path / "mdf-demo" / "fineweb-out" / "_mdf" / "metrics.json").read_text())
     assert metrics["balanced"] and metrics["rows_read"] == 600
     n_kept = 0 if kept is None else kept.num_rows
     assert n_kept + rejected.num_rows == 600

@@ -232,7 +232,7 @@ def test_missing_fastwarc_names_the_pip_line(monkeypatch: pytest.MonkeyPatch) ->
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "fastwarc" else real(name, *a))
-    with pytest.raises(MissingDependencyError, match=r"pip install mdf-text\[web\]"):
+    with pytest.raises(MissingDependencyError, match=r"pip install 'mdf-text\[web\]'"):
         WarcReader(paths=["x.warc.gz"])
 
 
