@@ -14,10 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+pytest.importorskip("websocket", reason="the browser check needs websocket-client (nox -s report installs it)")
+
 from .cdp import Browser, chromium
 from .conftest import ROOT, run_mdf
 
-pytest.importorskip("websocket", reason="the browser check needs websocket-client (nox -s report installs it)")
 BINARY = chromium()
 pytestmark = pytest.mark.skipif(BINARY is None, reason="no chromium on PATH (nox -s report installs Debian's)")
 
