@@ -48,7 +48,7 @@ def test_demo_warc_to_clean_text(tmp_path: Path) -> None:
     write_warc(str(tmp_path / "warc"), pages=pages, seed=11)
     metrics, kept, rejected = run_recipe(tmp_path, str(tmp_path / "warc" / "*.warc.gz"))
     assert metrics["balanced"] and kept.num_rows + rejected.num_rows == metrics["rows_read"]
-    assert kept.num_rows > 0
+    assert kept.num_rows > 0 and "body" not in kept.column_names and "body" not in rejected.column_names
     assert set(kept.column("language").to_pylist()) <= {"en", "de"}
     assert pc.min(pc.utf8_length(kept.column("text"))).as_py() >= 200
     texts = kept.column("text").to_pylist()

@@ -186,3 +186,18 @@ def test_folder_input_reads_only_the_readers_files_and_skips_metadata_folders(tm
     (tmp_path / "_mdf").mkdir()
     pq.write_table(pa.table({"i": [3]}), tmp_path / "_mdf" / "x.parquet")  # an earlier run's metadata
     assert [s.path for s in ParquetReader(paths=[str(tmp_path)]).shards()] == [str(tmp_path / "a.parquet")]
+
+
+@pytest.mark.parametrize("writer", [ParquetWriter, JsonlWriter])
+def test_writer_drop_columns_leaves_them_out_of_the_part_files(tmp_path, writer):
+    """A column named in ``drop_columns`` is not written; the others are, unchanged."""
+    w = writer(path=str(tmp_path / "out"), drop_columns=["body", "not_there"])
+    w.write(pa.record_batch({"id": ["a", "b"], "body": [b"<p>x</p>", b"<p>y</p>"], "text": ["x", "y"]}), "s1")
+    (path,) = w.commit("s1")
+    if writer is ParquetWriter:
+        table = pq.read_table(path)
+        assert table.column_names == ["id", "text"] and table.column("text").to_pylist() == ["x", "y"]
+    else:
+        with open(path) as f:
+            rows = [json.loads(line) for line in f]
+        assert rows == [{"id": "a", "text": "x"}, {"id": "b", "text": "y"}]

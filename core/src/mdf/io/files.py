@@ -57,6 +57,9 @@ class PartFiles(Writer):
         return os.path.join(self.params.path, name + self.suffix)
 
     def write(self, batch: pa.RecordBatch, shard_id: str) -> None:
+        drop = getattr(self.params, "drop_columns", None)
+        if drop:  # columns a later reader never needs (raw HTML beside its extracted text): not written at all
+            batch = batch.select([i for i, name in enumerate(batch.schema.names) if name not in drop])
         out = self._open_shards.setdefault(shard_id, _ShardOut())
         if batch.num_rows == 0:  # e.g. what is left of a batch of reader rejections: no rows, other columns
             if out.empty_schema is None or "_raw" in out.empty_schema.names:

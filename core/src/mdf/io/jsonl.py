@@ -288,6 +288,9 @@ class JsonlWriter(PartFiles):
     class Params(Params):
         path: str = Field(description="output folder")
         compression: str = Field("none", pattern="^(none|gz|zst)$", description="none, gz or zst")
+        drop_columns: list[str] = Field(
+            default_factory=list, description="columns not written (e.g. the raw HTML once text is extracted)"
+        )
 
     @property
     def suffix(self) -> str:  # type: ignore[override]

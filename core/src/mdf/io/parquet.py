@@ -126,6 +126,9 @@ class ParquetWriter(PartFiles):
         compression: str = Field("zstd", description="parquet codec: zstd, snappy, gzip, lz4, none")
         compression_level: int | None = Field(None, description="codec level (default: the codec's own)")
         row_group_rows: int = Field(128 * 1024, gt=0, description="max rows per row group")
+        drop_columns: list[str] = Field(
+            default_factory=list, description="columns not written (e.g. the raw HTML once text is extracted)"
+        )
 
     def _open(self, tmp_path: str, schema: pa.Schema) -> pq.ParquetWriter:
         return pq.ParquetWriter(
