@@ -4,8 +4,10 @@
 handles on Ray) and routes: ``claim``/``collect`` by ``key % num_buckets``, ``lookup`` by
 ``position % num_buckets``, a plugin's :meth:`KeyState.request` by the route it gives. On Ray the per-bucket
 requests of one batch are all submitted before any is awaited, so they run in parallel and a batch costs one
-round trip. The object is small and picklable (handles
-only), so the driver hands the same one to every stage replica.
+round trip. The object is small and picklable, so the driver hands the same one to every stage replica. On Ray it
+travels as the buckets' actor names, not their handles: a handle inside an actor's constructor arguments counts
+as an argument in the object store, which Ray warns about (its issue 53727: such an actor cannot be restarted
+once the argument is gone) on every run with ``max_restarts > 0``; a name is looked up again wherever it lands.
 
 The driver-side methods (``finalize``, ``snapshot``, ``restore``, ``stats``, ``forget_shards``) are called by
 the executors between passes and when shards complete.
@@ -35,9 +37,10 @@ def auto_buckets(expected_keys: int | None, cluster_cpus: float = 1.0) -> int:
 
 
 class KeyState:
-    def __init__(self, buckets: list[Any], remote: bool = False) -> None:
+    def __init__(self, buckets: list[Any], remote: bool = False, names: list[str] | None = None) -> None:
         self.buckets = buckets
         self.remote = remote
+        self.names = names  # the bucket actors' names on Ray: what a pickled KeyState carries instead of handles
         self.phases: dict[str, str] = {}  # namespace -> "collect" | "keep" for cluster-mode operators
         # in process, several inline worker threads (and the checkpoint's snapshots) share the buckets
         self._lock = None if remote else threading.Lock()
@@ -56,7 +59,20 @@ class KeyState:
         opts = {"num_cpus": 0, "max_restarts": 0}
         handles = [actor.options(name=f"{name_prefix}-bucket-{i}", **opts).remote(i) for i in range(num_buckets)]
         ray.get([h.__ray_ready__.remote() for h in handles])
-        return cls(handles, remote=True)
+        return cls(handles, remote=True, names=[f"{name_prefix}-bucket-{i}" for i in range(num_buckets)])
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        if self.remote and self.names is not None:
+            state["buckets"] = None  # looked up by name where it is unpickled (see the module docstring)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.buckets is None:
+            import ray
+
+            self.buckets = [ray.get_actor(name) for name in self.names or []]
 
     # -- plumbing --------------------------------------------------------------------------------------------
     def _call(self, calls: list[tuple[int, str, tuple[Any, ...]]]) -> list[Any]:
