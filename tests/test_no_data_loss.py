@@ -198,8 +198,9 @@ def test_item7_an_operator_failure_is_one_line_naming_stage_operator_shard_and_b
     assert line.startswith("error: stage 'clean': operator 'text_length_filter' failed on batch 0 of shard 'b': ")
     assert "struct<t: string>" in line
     assert "Traceback" not in result.stderr and "ray::" not in result.stderr
+    log = tmp_path / "out" / "_mdf" / "run.log"  # every run keeps one; a failure's traceback goes there
+    assert "run failed: OperatorError" in log.read_text() and "Traceback (most recent call last)" in log.read_text()
     if executor == "ray":
-        log = tmp_path / "out" / "_mdf" / "run.log"
         assert f"(remote traceback in {log})" in line
         remote = log.read_text()
         assert "ray::StageWorker.process()" in remote and 'mdf/operators.py", line' in remote

@@ -10,6 +10,7 @@ processes of a killed run can be found by their session path.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -63,8 +64,37 @@ def cluster():
     out = subprocess.run(node, env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-2000:]
     yield tmp, port
-    subprocess.run([str(RAY), "stop", "--force"], env=env, capture_output=True, timeout=120)
+    _stop_cluster(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _stop_cluster(tmp: str) -> None:
+    """Stop this cluster's processes only: those whose command line names its session under ``tmp`` (GCS,
+    raylets, agents), and their descendants (workers rename themselves ``ray::...``, losing the path).
+
+    ``ray stop --force`` would kill every Ray process of the machine: a user's own cluster, or another test
+    run's (seen here: a parallel run's raylet died mid-run)."""
+    parent: dict[int, int] = {}
+    ours: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if tmp.encode() in (entry / "cmdline").read_bytes():
+                ours.add(int(entry.name))
+        except (OSError, IndexError, ValueError):  # gone meanwhile, or not ours to read
+            continue
+    while grown := {pid for pid, ppid in parent.items() if ppid in ours and pid not in ours}:
+        ours |= grown
+    ours.discard(os.getpid())
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in ours:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + 10
+        while sig == signal.SIGTERM and time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in ours):
+            time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")

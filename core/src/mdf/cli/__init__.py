@@ -4,7 +4,9 @@ Sub-command modules are imported when their command runs (``mdf --version`` impo
 ``mdf ops`` not the executors or Ray).
 
 A :class:`~mdf.errors.MdfError` prints as ``error: <message>`` without a traceback: exit 2 for recipe and
-input-listing problems (nothing was done), 1 for failures during the run. ``MDF_DEBUG=1`` shows tracebacks.
+input-listing problems (nothing was done), 1 for failures during the run. Any other exception is a bug in
+mdf or a plugin: it too is one line (exit 1) naming the run's log file, which holds the traceback
+(:mod:`mdf.runlog`). ``MDF_DEBUG=1`` shows tracebacks on the terminal.
 """
 
 from __future__ import annotations
@@ -58,6 +60,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except Exception as exc:
+        if os.environ.get("MDF_DEBUG"):
+            raise
+        from mdf import runlog
+
+        where = f"traceback in {runlog.last_path}" if runlog.last_path else "MDF_DEBUG=1 shows the traceback"
+        click.echo(f"error: unexpected {type(exc).__name__}: {exc} ({where}; please report it)", err=True)
+        sys.exit(1)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,6 +19,7 @@ from typing import Any
 from mdf.errors import MdfError
 from mdf.executor.ray_params import RayParams
 from mdf.recipe import ResourcesSpec, StageSpec
+from mdf.runlog import FORMAT, adopt
 
 
 class PlacementError(MdfError):
@@ -106,8 +107,9 @@ def _ray_environment(address: str | None, spec: RayParams) -> None:
 def connect(spec: RayParams) -> RaySession:
     """Join ``address`` / ``RAY_ADDRESS`` when given, else start a quiet local Ray bound to 127.0.0.1.
 
-    Ray's own messages (start-up warnings, worker output) stay in Ray's session logs (``log_to_driver`` off,
-    Ray's Python logging at ERROR); the session lives in Ray's temp dir, never in the user's output.
+    Ray's own messages stay off the terminal: worker output in Ray's session logs (``log_to_driver`` off), the
+    driver's Python logging (start-up and token warnings) in the run's log file when a run log is open
+    (:func:`mdf.runlog.adopt`), else at ERROR only. The session lives in Ray's temp dir, never in the output.
     """
     address = cluster_address(spec)
     _ray_environment(address, spec)
@@ -115,7 +117,12 @@ def connect(spec: RayParams) -> RaySession:
 
     if ray.is_initialized():
         return RaySession(started_here=False)
-    common: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False, "configure_logging": True}
+    logged = adopt("ray")  # after `import ray`: importing it configures the "ray" logger afresh
+    common: dict[str, Any] = {"log_to_driver": False, "configure_logging": True}  # False would drop our handler
+    if logged:  # Ray's start-up and token warnings go to the run log
+        common.update(logging_level=logging.INFO, logging_format=FORMAT)
+    else:
+        common["logging_level"] = logging.ERROR
     if address:
         _reachable(address, spec.connect_timeout_s)
         try:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mdf import __version__, layout
+from mdf.damage import describe
 from mdf.executor.api import Executor
 from mdf.executor.base import prepare
 from mdf.executor.plan import Plan
@@ -19,6 +21,7 @@ from mdf.plugins import Plugins
 from mdf.recipe import Recipe, check_executor
 from mdf.report.build import write_report
 from mdf.report.context import run_context
+from mdf.runlog import LOG, run_log
 
 
 def build_executor(plan: Plan) -> tuple[Executor, str]:
@@ -45,16 +48,40 @@ def run_recipe(
     owned = claim(prepare(recipe, plugins), overwrite)
     try:
         plan = owned.plan
-        executor, line = build_executor(plan)
-        if announce is not None:
-            announce(line)
-        metrics = executor.run(progress)
-        metrics.extra.update(run_context(recipe, plan.extra, plan.batch_rows))  # recipe, machine: for the report
-        owned.finish(metrics)
+        with run_log(layout.log_path(plan.output_dir)):
+            LOG.info(
+                "run started: mdf %s, recipe %s, output %s, fingerprint %s%s",
+                __version__, recipe.source, owned.output, plan.extra.get("fingerprint"),
+                ", resuming" if owned.resumed else "",
+            )  # fmt: skip
+            metrics = _run(plan, owned, recipe, progress, announce)
     finally:
         owned.release()
     try:  # the data and metrics.json are published: a report that cannot be drawn must not fail the run
         metrics.report = write_report(owned.output)
     except Exception as exc:  # said on the run's last line; `mdf report` retries it
         metrics.extra["report_error"] = f"{type(exc).__name__}: {exc}"
+    return metrics
+
+
+def _run(plan: Plan, owned: Any, recipe: Recipe, progress: Any, announce: Callable[[str], None] | None) -> RunMetrics:
+    """Build the executor, run, publish; each step and a failure's full traceback go to the run log."""
+    try:
+        executor, line = build_executor(plan)
+        LOG.info("%s; %d shard(s), %s rows a batch", line, len(plan.shards), f"{plan.batch_rows:,}")
+        if announce is not None:
+            announce(line)
+        metrics = executor.run(progress)
+        metrics.extra.update(run_context(recipe, plan.extra, plan.batch_rows))  # recipe, machine: for the report
+        for entry in metrics.damaged:
+            LOG.warning("damaged input: %s", describe(entry))
+        LOG.info(
+            "run finished: %s read -> %s kept + %s rejected (%s) in %.2fs",
+            f"{metrics.rows_read:,}", f"{metrics.rows_written:,}", f"{metrics.rows_rejected:,}",
+            "balanced" if metrics.balanced else "NOT balanced", metrics.wall_s,
+        )  # fmt: skip
+        owned.finish(metrics)
+    except BaseException as exc:
+        LOG.error("run failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
+        raise
     return metrics
