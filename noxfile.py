@@ -108,8 +108,9 @@ def dedup(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def kernels(session: nox.Session) -> None:
-    """mdf-kernels: clippy, cargo test (release: the wheel's build already compiled its dependencies), then the
-    Python tests against references.
+    """mdf-kernels: clippy, mypy's stubtest (``_native.pyi`` against the built module: names, signatures,
+    defaults), cargo test (release: the wheel's build already compiled its dependencies), then the Python tests
+    against references.
 
     Clippy (a check build, its own target dir) runs beside the wheel's release build: both end in a long
     single-crate compile, so on two cores they overlap instead of adding up."""
@@ -121,7 +122,10 @@ def kernels(session: nox.Session) -> None:
     output, _ = clippy.communicate()
     if clippy.returncode:
         session.error(f"cargo clippy failed:\n{output.decode(errors='replace')}")
-    session.install(wheel, "pytest", "xxhash", "datasketch", "numpy", "pillow", "imagehash", "scikit-image")
+    session.install(
+        wheel, "pytest", "xxhash", "datasketch", "numpy", "pillow", "imagehash", "scikit-image", "mypy>=2.4,<2.5"
+    )
+    session.run("python", "-m", "mypy.stubtest", "--mypy-config-file", "rust/pyproject.toml", "mdf_kernels")
     session.run("cargo", "test", *manifest, "--release", "--quiet", external=True)
     session.run("pytest", "rust/tests", *session.posargs)
 

@@ -33,7 +33,7 @@ use crate::arrays::{
 };
 use crate::columns::BytesColumn;
 use crate::error::KernelError;
-use crate::py_arrow::{export, float_arg, import_chunks, int_arg, opt_str_arg, run};
+use crate::py_arrow::{export, float_arg, import_chunks, int_arg, opt_str_arg, run, str_arg};
 
 /// hash64(arr, normalize=None) -> pyarrow.UInt64Array
 ///
@@ -128,27 +128,38 @@ fn domain_blocked(
     export(py, K, out)
 }
 
+// Argument extractors (`from_py_with`): see `py_arrow::int_arg`.
+fn num_perm_arg(o: &Bound<'_, PyAny>) -> PyResult<u64> {
+    int_arg(o, "minhash", "num_perm", 1, 1 << 16)
+}
+
+fn ngram_arg(o: &Bound<'_, PyAny>) -> PyResult<u64> {
+    int_arg(o, "minhash", "ngram", 1, 1 << 20)
+}
+
+fn seed_arg(o: &Bound<'_, PyAny>) -> PyResult<u64> {
+    int_arg(o, "minhash", "seed", 0, u64::MAX)
+}
+
+fn tokenizer_arg<'a>(o: &'a Bound<'_, PyAny>) -> PyResult<&'a str> {
+    str_arg(o, "minhash", "tokenizer")
+}
+
 /// minhash(texts, num_perm=128, ngram=5, tokenizer='word', seed=1) -> pyarrow.FixedSizeListArray
 ///
 /// MinHash signatures (uint32 x num_perm). Shingling and hash scheme: see _native.pyi.
 #[pyfunction]
-#[pyo3(name = "minhash", signature = (texts, num_perm=None, ngram=None, tokenizer=None, seed=None))]
+#[pyo3(name = "minhash", signature = (texts, num_perm=128, ngram=5, tokenizer="word", seed=1))]
 fn minhash_signatures(
     py: Python<'_>,
     texts: &Bound<'_, PyAny>,
-    num_perm: Option<&Bound<'_, PyAny>>,
-    ngram: Option<&Bound<'_, PyAny>>,
-    tokenizer: Option<&Bound<'_, PyAny>>,
-    seed: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = num_perm_arg)] num_perm: u64,
+    #[pyo3(from_py_with = ngram_arg)] ngram: u64,
+    #[pyo3(from_py_with = tokenizer_arg)] tokenizer: &str,
+    #[pyo3(from_py_with = seed_arg)] seed: u64,
 ) -> PyResult<Py<PyAny>> {
     const K: &str = "minhash";
-    let int = |o: Option<&Bound<'_, PyAny>>, name, default, min, max| {
-        o.map_or(Ok(default), |o| int_arg(o, K, name, min, max))
-    };
-    let num_perm = int(num_perm, "num_perm", 128, 1, 1 << 16)? as usize;
-    let ngram = int(ngram, "ngram", 5, 1, 1 << 20)? as usize;
-    let seed = int(seed, "seed", 1, 0, u64::MAX)?;
-    let tokenizer = opt_str_arg(tokenizer, K, "tokenizer")?.unwrap_or_else(|| "word".to_owned());
+    let (num_perm, ngram, tokenizer) = (num_perm as usize, ngram as usize, tokenizer.to_owned());
     let chunks = import_chunks(texts, K, "texts")?;
     let out = run(py, K, move || {
         let col = BytesColumn::from_chunks(&chunks, true)?;
@@ -188,25 +199,31 @@ fn lsh_band_keys(
     export(py, K, out)
 }
 
+fn fp_weight_arg(o: &Bound<'_, PyAny>) -> PyResult<f64> {
+    float_arg(o, "optimal_bands_rows", "fp_weight")
+}
+
+fn fn_weight_arg(o: &Bound<'_, PyAny>) -> PyResult<f64> {
+    float_arg(o, "optimal_bands_rows", "fn_weight")
+}
+
 /// optimal_bands_rows(threshold, num_perm, fp_weight=0.5, fn_weight=0.5) -> (bands, rows)
 ///
 /// LSH parameters minimising weighted false positive + false negative mass.
 #[pyfunction]
-#[pyo3(signature = (threshold, num_perm, fp_weight=None, fn_weight=None))]
+#[pyo3(signature = (threshold, num_perm, fp_weight=0.5, fn_weight=0.5))]
 fn optimal_bands_rows(
     py: Python<'_>,
     threshold: &Bound<'_, PyAny>,
     num_perm: &Bound<'_, PyAny>,
-    fp_weight: Option<&Bound<'_, PyAny>>,
-    fn_weight: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = fp_weight_arg)] fp_weight: f64,
+    #[pyo3(from_py_with = fn_weight_arg)] fn_weight: f64,
 ) -> PyResult<(usize, usize)> {
     const K: &str = "optimal_bands_rows";
     let threshold = float_arg(threshold, K, "threshold")?;
     let num_perm = int_arg(num_perm, K, "num_perm", 1, 1 << 16)? as usize;
-    let fp = fp_weight.map_or(Ok(0.5), |o| float_arg(o, K, "fp_weight"))?;
-    let fnw = fn_weight.map_or(Ok(0.5), |o| float_arg(o, K, "fn_weight"))?;
     run(py, K, move || {
-        lsh::optimal_bands_rows(threshold, num_perm, fp, fnw)
+        lsh::optimal_bands_rows(threshold, num_perm, fp_weight, fn_weight)
     })
 }
 

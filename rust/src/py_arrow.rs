@@ -8,7 +8,7 @@ use arrow_array::ArrayRef;
 use arrow_data::ArrayData;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyCapsule;
+use pyo3::types::{PyCapsule, PyString};
 
 use crate::error::{KResult, KernelError};
 use crate::pool;
@@ -126,7 +126,24 @@ pub fn opt_str_arg(
     }
 }
 
+/// A `str` argument; anything else is a `TypeError` naming kernel and argument.
+pub fn str_arg<'a>(obj: &'a Bound<'_, PyAny>, kernel: &str, arg: &str) -> PyResult<&'a str> {
+    obj.cast::<PyString>()
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{kernel}: {arg} must be a str, got {}",
+                type_name(obj)
+            ))
+        })?
+        .to_str()
+}
+
 /// An integer argument within `[min, max]`: `TypeError` for a non-int, `ValueError` out of range.
+///
+/// An argument with a default is bound through a one-line extractor calling this (or [`float_arg`],
+/// [`str_arg`]) with `#[pyo3(from_py_with = ...)]`: the default then stays a literal in
+/// `#[pyo3(signature = ...)]`, where `inspect.signature` (and so mypy's stubtest) reads it, and a bad
+/// value still gets a message that starts with the kernel's name.
 pub fn int_arg(
     obj: &Bound<'_, PyAny>,
     kernel: &str,

@@ -9,25 +9,28 @@ use crate::columns::BytesColumn;
 use crate::html::{self, Options, DEFAULT_BUDGET_MS};
 use crate::py_arrow::{export, import_chunks, int_arg, run};
 
+// The literal default of `time_budget_ms` below (a literal, so that `inspect.signature` shows it).
+const _: () = assert!(DEFAULT_BUDGET_MS == 2000);
+
+fn time_budget_arg(o: &Bound<'_, PyAny>) -> PyResult<u64> {
+    int_arg(o, "html_extract", "time_budget_ms", 1, 1 << 40)
+}
+
 /// html_extract(pages, charsets=None, with_metadata=False, time_budget_ms=2000) -> pyarrow.StructArray
 ///
 /// Main text and title of every page (plus head metadata on request). See _native.pyi.
 #[pyfunction]
-#[pyo3(signature = (pages, charsets=None, with_metadata=false, time_budget_ms=None))]
+#[pyo3(signature = (pages, charsets=None, with_metadata=false, time_budget_ms=2000))]
 fn html_extract(
     py: Python<'_>,
     pages: &Bound<'_, PyAny>,
     charsets: Option<&Bound<'_, PyAny>>,
     with_metadata: bool,
-    time_budget_ms: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = time_budget_arg)] time_budget_ms: u64,
 ) -> PyResult<Py<PyAny>> {
     const K: &str = "html_extract";
-    let budget = match time_budget_ms {
-        Some(o) if !o.is_none() => int_arg(o, K, "time_budget_ms", 1, 1 << 40)?,
-        _ => DEFAULT_BUDGET_MS,
-    };
     let opts = Options {
-        time_budget: Some(Duration::from_millis(budget)),
+        time_budget: Some(Duration::from_millis(time_budget_ms)),
     };
     let pages = import_chunks(pages, K, "pages")?;
     let charsets = match charsets {

@@ -17,14 +17,18 @@ fn max_pixels_arg(o: Option<&Bound<'_, PyAny>>, kernel: &str) -> PyResult<u64> {
     }
 }
 
-fn size_arg(
-    o: Option<&Bound<'_, PyAny>>,
-    kernel: &str,
-    name: &str,
-    default: u64,
-) -> PyResult<usize> {
-    o.map_or(Ok(default), |o| int_arg(o, kernel, name, 1, 1 << 15))
-        .map(|v| v as usize)
+/// A side in pixels, 1..=32768.
+fn side_arg(o: &Bound<'_, PyAny>, kernel: &str, name: &str) -> PyResult<usize> {
+    int_arg(o, kernel, name, 1, 1 << 15).map(|v| v as usize)
+}
+
+// Argument extractors (`from_py_with`): see `py_arrow::int_arg`.
+fn max_side_arg(o: &Bound<'_, PyAny>) -> PyResult<usize> {
+    side_arg(o, "image_quality", "max_side")
+}
+
+fn size_arg(o: &Bound<'_, PyAny>) -> PyResult<usize> {
+    side_arg(o, "image_thumbnails", "size")
 }
 
 /// image_metadata(blobs, max_pixels=None) -> pyarrow.StructArray
@@ -51,15 +55,14 @@ fn image_metadata(
 ///
 /// Sharpness, entropy, brightness, contrast, colourfulness and JPEG blockiness. See _native.pyi.
 #[pyfunction]
-#[pyo3(signature = (blobs, max_side=None, max_pixels=None))]
+#[pyo3(signature = (blobs, max_side=512, max_pixels=None))]
 fn image_quality(
     py: Python<'_>,
     blobs: &Bound<'_, PyAny>,
-    max_side: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = max_side_arg)] max_side: usize,
     max_pixels: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     const K: &str = "image_quality";
-    let max_side = size_arg(max_side, K, "max_side", 512)?;
     let max_pixels = max_pixels_arg(max_pixels, K)?;
     let chunks = import_chunks(blobs, K, "blobs")?;
     let out = run(py, K, move || {
@@ -93,15 +96,14 @@ fn image_hashes(
 ///
 /// Whole-image RGB thumbnails, size x size, Pillow BILINEAR. See _native.pyi.
 #[pyfunction]
-#[pyo3(signature = (blobs, size=None, max_pixels=None))]
+#[pyo3(signature = (blobs, size=224, max_pixels=None))]
 fn image_thumbnails(
     py: Python<'_>,
     blobs: &Bound<'_, PyAny>,
-    size: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = size_arg)] size: usize,
     max_pixels: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     const K: &str = "image_thumbnails";
-    let size = size_arg(size, K, "size", 224)?;
     let max_pixels = max_pixels_arg(max_pixels, K)?;
     let chunks = import_chunks(blobs, K, "blobs")?;
     let out = run(py, K, move || {

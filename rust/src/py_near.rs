@@ -15,6 +15,10 @@ pub struct NearIndex {
     inner: near::NearIndex,
 }
 
+fn stride_arg(o: &Bound<'_, PyAny>) -> PyResult<u64> {
+    int_arg(o, "NearIndex.query_insert", "stride", 1, u64::MAX)
+}
+
 #[pymethods]
 impl NearIndex {
     #[new]
@@ -23,7 +27,7 @@ impl NearIndex {
     }
 
     /// query_insert(keys, hashes, positions, max_distance, stride=1) -> pyarrow.UInt64Array (null = no match)
-    #[pyo3(signature = (keys, hashes, positions, max_distance, stride=None))]
+    #[pyo3(signature = (keys, hashes, positions, max_distance, stride=1))]
     fn query_insert(
         &mut self,
         py: Python<'_>,
@@ -31,11 +35,10 @@ impl NearIndex {
         hashes: &Bound<'_, PyAny>,
         positions: &Bound<'_, PyAny>,
         max_distance: &Bound<'_, PyAny>,
-        stride: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = stride_arg)] stride: u64,
     ) -> PyResult<Py<PyAny>> {
         const K: &str = "NearIndex.query_insert";
         let d = int_arg(max_distance, K, "max_distance", 0, 64)? as u32;
-        let stride = stride.map_or(Ok(1), |s| int_arg(s, K, "stride", 1, u64::MAX))?;
         let (k, h, p) = (
             import_chunks(keys, K, "keys")?,
             import_chunks(hashes, K, "hashes")?,

@@ -25,12 +25,45 @@ Invalid UTF-8 in a string column is decoded with U+FFFD replacement before norma
 """
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, final
 
 import pyarrow as pa
 
-ArrayLike = pa.Array | pa.ChunkedArray | Any
-Normalize = Literal["lower", "nfc_ws", "alnum"] | None
+__all__ = [
+    "C4_LINE_COUNTERS",
+    "ENV_NUM_THREADS",
+    "MAX_PIXELS",
+    "DomainSet",
+    "KeySet",
+    "KeySet128",
+    "NearIndex",
+    "c4_quality",
+    "domain_blocked",
+    "fineweb_quality",
+    "gopher_quality",
+    "gopher_repetition",
+    "hash64",
+    "hash128",
+    "html_extract",
+    "image_hashes",
+    "image_metadata",
+    "image_quality",
+    "image_thumbnails",
+    "lsh_band_keys",
+    "mih_block_keys",
+    "minhash",
+    "num_threads",
+    "optimal_bands_rows",
+    "registered_domain",
+    "sentence_count",
+    "text_words",
+    "union_find",
+    "url_host",
+]
+
+# Stub-only aliases (private: the extension module has no such names).
+_ArrayLike = pa.Array | pa.ChunkedArray | Any
+_Normalize = Literal["lower", "nfc_ws", "alnum"] | None
 
 ENV_NUM_THREADS: str
 """Name of the environment variable that sizes the kernel thread pool (``"MDF_NUM_THREADS"``)."""
@@ -41,7 +74,7 @@ def num_threads() -> int:
     Raises ``ValueError`` if ``MDF_NUM_THREADS`` is set to something other than a positive integer.
     """
 
-def hash64(arr: ArrayLike, normalize: Normalize = None) -> pa.UInt64Array:
+def hash64(arr: _ArrayLike, normalize: _Normalize = None) -> pa.UInt64Array:
     """xxh3-64 (seed 0) of every row, equal to ``xxhash.xxh3_64_intdigest(row_bytes)``.
 
     :param arr: string, large_string, binary or large_binary column. Strings are hashed as
@@ -52,7 +85,7 @@ def hash64(arr: ArrayLike, normalize: Normalize = None) -> pa.UInt64Array:
     :returns: ``uint64`` array; null rows stay null.
     """
 
-def hash128(arr: ArrayLike, normalize: Normalize = None) -> pa.FixedSizeBinaryArray:
+def hash128(arr: _ArrayLike, normalize: _Normalize = None) -> pa.FixedSizeBinaryArray:
     """xxh3-128 (seed 0) of every row as 16 bytes, equal to ``xxhash.xxh3_128_digest(row_bytes)``
     (big-endian, the canonical xxHash digest).
 
@@ -61,7 +94,7 @@ def hash128(arr: ArrayLike, normalize: Normalize = None) -> pa.FixedSizeBinaryAr
     :returns: ``fixed_size_binary(16)`` array; null rows stay null.
     """
 
-def url_host(urls: ArrayLike) -> pa.StringArray:
+def url_host(urls: _ArrayLike) -> pa.StringArray:
     """Host of every URL, as ``urllib.parse.urlsplit(url).hostname`` (CPython 3.11+) gives it.
 
     Leading C0 controls/spaces are stripped and tab/CR/LF removed as ``urlsplit`` does; the host
@@ -74,7 +107,7 @@ def url_host(urls: ArrayLike) -> pa.StringArray:
         would raise ``ValueError`` (unbalanced brackets, invalid bracketed IP, NFKC-unsafe netloc).
     """
 
-def registered_domain(hosts: ArrayLike) -> pa.StringArray:
+def registered_domain(hosts: _ArrayLike) -> pa.StringArray:
     """Registrable domain (public suffix + one label) of every host, using the Public Suffix
     List compiled into the crate (``psl`` crate; ICANN and private sections, so
     ``a.b.github.io`` -> ``b.github.io``). Hosts are lowercased and trailing dots stripped first;
@@ -85,6 +118,7 @@ def registered_domain(hosts: ArrayLike) -> pa.StringArray:
         public suffix (``co.uk``) and empty hosts.
     """
 
+@final
 class DomainSet:
     """Immutable set of domains for :func:`domain_blocked`.
 
@@ -93,13 +127,13 @@ class DomainSet:
         entries are ignored. A single ``str`` is rejected with ``TypeError``.
     """
 
-    def __init__(self, domains: Iterable[str] | pa.Array | pa.ChunkedArray) -> None: ...
+    def __new__(cls, domains: Iterable[str] | pa.Array | pa.ChunkedArray) -> DomainSet: ...
     def __len__(self) -> int:
         """Number of distinct domains."""
-    def __contains__(self, domain: str) -> bool:
+    def __contains__(self, domain: str, /) -> bool:
         """Exact membership of the canonical form of ``domain`` (parents are not checked)."""
 
-def domain_blocked(hosts: ArrayLike, domain_set: DomainSet) -> pa.BooleanArray:
+def domain_blocked(hosts: _ArrayLike, domain_set: DomainSet) -> pa.BooleanArray:
     """Whether each host or one of its parent domains is in ``domain_set``.
 
     ``a.b.c.com`` checks ``a.b.c.com``, ``b.c.com``, ``c.com`` and ``com``. Hosts are lowercased
@@ -112,7 +146,7 @@ def domain_blocked(hosts: ArrayLike, domain_set: DomainSet) -> pa.BooleanArray:
     """
 
 def minhash(
-    texts: ArrayLike,
+    texts: _ArrayLike,
     num_perm: int = 128,
     ngram: int = 5,
     tokenizer: Literal["word", "char"] = "word",
@@ -147,7 +181,7 @@ def minhash(
     :returns: ``fixed_size_list<item: uint32>[num_perm]``; null text -> null signature.
     """
 
-def lsh_band_keys(signatures: ArrayLike, bands: int, rows: int) -> pa.UInt64Array:
+def lsh_band_keys(signatures: _ArrayLike, bands: int, rows: int) -> pa.UInt64Array:
     """LSH band keys of MinHash signatures.
 
     Band ``j`` of a signature covers values ``[j*rows, (j+1)*rows)``. Its key holds ``j`` in the
@@ -177,7 +211,7 @@ def optimal_bands_rows(
     :param fn_weight: weight of false negatives, >= 0 (not both 0).
     """
 
-def union_find(left: ArrayLike, right: ArrayLike, num_nodes: int | None = None) -> pa.UInt64Array:
+def union_find(left: _ArrayLike, right: _ArrayLike, num_nodes: int | None = None) -> pa.UInt64Array:
     """Connected components of the undirected graph with edges ``(left[k], right[k])``.
 
     Union by rank with path compression. The component id of a node is the smallest node
@@ -190,23 +224,27 @@ def union_find(left: ArrayLike, right: ArrayLike, num_nodes: int | None = None) 
     :returns: ``uint64`` array of length ``n``; element ``i`` is the id of node ``i``'s component.
     """
 
+@final
 class KeySet:
     """Insert-only set of 64-bit keys (e.g. :func:`hash64` values) for exact deduplication.
 
     Open addressing with linear probing: 10.7-21.3 bytes a key. Not thread-safe for concurrent
     mutation from several Python threads (a concurrent call raises ``RuntimeError``: already
     borrowed). Picklable (through :meth:`to_bytes`).
+
+    :param capacity: number of keys to hold without growing (0..2**40); ``None`` or 0 allocates at
+        the first insert and grows by doubling.
     """
 
-    def __init__(self) -> None: ...
-    def insert_new(self, keys: ArrayLike) -> pa.BooleanArray:
+    def __new__(cls, capacity: int | None = None) -> KeySet: ...
+    def insert_new(self, keys: _ArrayLike) -> pa.BooleanArray:
         """Insert ``keys`` (uint64, or int64 read bit for bit) and say which were new.
 
         :returns: ``bool`` array: ``True`` where the key was not in the set before this key was
             inserted, so a key repeated within ``keys`` is ``True`` only at its first occurrence.
             Null keys are not inserted and give null.
         """
-    def contains(self, keys: ArrayLike) -> pa.BooleanArray:
+    def contains(self, keys: _ArrayLike) -> pa.BooleanArray:
         """Membership of each key (uint64 or int64); null keys give null."""
     def __len__(self) -> int: ...
     def memory_bytes(self) -> int:
@@ -218,15 +256,16 @@ class KeySet:
     def from_bytes(data: bytes) -> KeySet:
         """Rebuild a set from :meth:`to_bytes`; ``ValueError`` on a corrupt or 128-bit snapshot."""
 
+@final
 class KeySet128:
     """Like :class:`KeySet` for 128-bit keys given as ``fixed_size_binary(16)`` (e.g.
     :func:`hash128` values); 16 bytes a slot, 21.3-42.7 bytes a key. ``capacity`` as for
     :class:`KeySet`."""
 
-    def __init__(self, capacity: int | None = None) -> None: ...
-    def insert_new(self, keys: ArrayLike) -> pa.BooleanArray:
+    def __new__(cls, capacity: int | None = None) -> KeySet128: ...
+    def insert_new(self, keys: _ArrayLike) -> pa.BooleanArray:
         """As :meth:`KeySet.insert_new`, keys ``fixed_size_binary(16)``."""
-    def contains(self, keys: ArrayLike) -> pa.BooleanArray:
+    def contains(self, keys: _ArrayLike) -> pa.BooleanArray:
         """Membership of each ``fixed_size_binary(16)`` key; null keys give null."""
     def __len__(self) -> int: ...
     def memory_bytes(self) -> int: ...
@@ -235,6 +274,7 @@ class KeySet128:
     @staticmethod
     def from_bytes(data: bytes) -> KeySet128: ...
 
+@final
 class NearIndex:
     """State of a Hamming-distance near-duplicate search by multi-index hashing (one bucket of it).
 
@@ -242,9 +282,9 @@ class NearIndex:
     Entries take 16 bytes plus list and map overhead. Picklable (through :meth:`to_bytes`).
     """
 
-    def __init__(self) -> None: ...
+    def __new__(cls) -> NearIndex: ...
     def query_insert(
-        self, keys: ArrayLike, hashes: ArrayLike, positions: ArrayLike, max_distance: int, stride: int = 1
+        self, keys: _ArrayLike, hashes: _ArrayLike, positions: _ArrayLike, max_distance: int, stride: int = 1
     ) -> pa.UInt64Array:
         """For each ``i`` in order: the smallest position among entries under ``keys[i]`` whose hash
         is within ``max_distance`` bits of ``hashes[i]`` and that were inserted before
@@ -289,7 +329,7 @@ MAX_PIXELS: int
 """Default pixel-count limit (178,956,970): the size above which Pillow raises
 ``DecompressionBombError`` (``2 * Image.MAX_IMAGE_PIXELS``)."""
 
-def image_metadata(blobs: ArrayLike, max_pixels: int | None = None) -> pa.StructArray:
+def image_metadata(blobs: _ArrayLike, max_pixels: int | None = None) -> pa.StructArray:
     """Header-only metadata (no pixel is decoded).
 
     :returns: ``struct<format: string ("jpeg", "png", "webp", "gif"), width: uint32,
@@ -299,7 +339,7 @@ def image_metadata(blobs: ArrayLike, max_pixels: int | None = None) -> pa.Struct
         from JPEG APP1, PNG eXIf before IDAT and the WebP EXIF chunk; ``num_bytes`` the blob size.
     """
 
-def image_quality(blobs: ArrayLike, max_side: int = 512, max_pixels: int | None = None) -> pa.StructArray:
+def image_quality(blobs: _ArrayLike, max_side: int = 512, max_pixels: int | None = None) -> pa.StructArray:
     """Technical quality metrics.
 
     Definitions (a numpy reference is in ``tests/test_kernels_image.py``):
@@ -324,7 +364,7 @@ def image_quality(blobs: ArrayLike, max_side: int = 512, max_pixels: int | None 
         width: uint32, height: uint32, error: string>``; ``width``/``height`` of the original.
     """
 
-def image_hashes(blobs: ArrayLike, max_pixels: int | None = None) -> pa.StructArray:
+def image_hashes(blobs: _ArrayLike, max_pixels: int | None = None) -> pa.StructArray:
     """Perceptual hashes as 64-bit integers (``int(str(imagehash_hash), 16)``).
 
     * ``phash``: ``imagehash.phash``: grey, LANCZOS resize to 32x32, DCT-II along both axes,
@@ -345,7 +385,7 @@ def image_hashes(blobs: ArrayLike, max_pixels: int | None = None) -> pa.StructAr
     :returns: ``struct<phash: uint64, dhash: uint64, phash_crop: uint64, phash_flip: uint64, error: string>``.
     """
 
-def mih_block_keys(hashes: ArrayLike, max_hamming: int) -> pa.UInt64Array:
+def mih_block_keys(hashes: _ArrayLike, max_hamming: int) -> pa.UInt64Array:
     """Multi-index-hashing keys: ``max_hamming + 1`` keys per hash, row-major (hash ``i``, block
     ``j`` at ``i * (max_hamming + 1) + j``).
 
@@ -360,7 +400,7 @@ def mih_block_keys(hashes: ArrayLike, max_hamming: int) -> pa.UInt64Array:
     :returns: ``uint64`` array; a null hash gives ``max_hamming + 1`` null keys.
     """
 
-def image_thumbnails(blobs: ArrayLike, size: int = 224, max_pixels: int | None = None) -> pa.FixedSizeListArray:
+def image_thumbnails(blobs: _ArrayLike, size: int = 224, max_pixels: int | None = None) -> pa.FixedSizeListArray:
     """Square RGB thumbnails for embedding models: the whole image (no crop, aspect ratio not
     kept) resized to ``size`` x ``size`` with Pillow's BILINEAR filter, as ``size * size * 3``
     uint8 values, row-major RGB. Images larger than ``2 * size`` a side are first box-reduced to
@@ -382,7 +422,7 @@ def image_thumbnails(blobs: ArrayLike, size: int = 224, max_pixels: int | None =
 C4_LINE_COUNTERS: list[str]
 """Keys of ``c4_quality``'s line counters (DataTrove's ``stat_update`` names), in order."""
 
-def gopher_quality(texts: ArrayLike, params: dict[str, object] | None = None, language: str = "en") -> pa.StringArray:
+def gopher_quality(texts: _ArrayLike, params: dict[str, object] | None = None, language: str = "en") -> pa.StringArray:
     """GopherQualityFilter: first failing rule of gopher_short_doc, gopher_long_doc,
     gopher_below_avg_threshold, gopher_above_avg_threshold, gopher_too_many_hashes, gopher_too_many_ellipsis,
     gopher_too_many_bullets, gopher_too_many_end_ellipsis, gopher_below_alpha_threshold,
@@ -391,34 +431,34 @@ def gopher_quality(texts: ArrayLike, params: dict[str, object] | None = None, la
     min_stop_words, stop_words."""
 
 def gopher_repetition(
-    texts: ArrayLike, params: dict[str, object] | None = None, language: str = "en"
+    texts: _ArrayLike, params: dict[str, object] | None = None, language: str = "en"
 ) -> pa.StringArray:
     """GopherRepetitionFilter: empty, dup_para_frac, dup_para_char_frac, dup_line_frac, dup_line_char_frac,
     top_{n}_gram, duplicated_{n}_n_grams. Keys: dup_line_frac, dup_para_frac, dup_line_char_frac,
     dup_para_char_frac, top_n_grams and dup_n_grams (lists of (n, fraction))."""
 
-def fineweb_quality(texts: ArrayLike, params: dict[str, object] | None = None, language: str = "en") -> pa.StringArray:
+def fineweb_quality(texts: _ArrayLike, params: dict[str, object] | None = None, language: str = "en") -> pa.StringArray:
     """FineWebQualityFilter: empty, line_punct_ratio, short_line_ratio, char_dup_ratio, list_ratio. Keys:
     line_punct_thr, line_punct_exclude_zero, stop_chars (list of str; None = DataTrove's terminal
     punctuation), short_line_thr, short_line_length, char_duplicates_ratio, new_line_ratio."""
 
 def c4_quality(
-    texts: ArrayLike, params: dict[str, object] | None = None, language: str = "en"
+    texts: _ArrayLike, params: dict[str, object] | None = None, language: str = "en"
 ) -> tuple[pa.StringArray, pa.StringArray, dict[str, int]]:
     """C4QualityFilter: ``(cleaned texts, reasons, line counters)``; a dropped or null row has a null cleaned
     text. Reasons: lorem_ipsum, curly_bracket, too_few_sentences. Keys: split_paragraph, remove_citations,
     filter_no_terminal_punct, min_num_sentences, min_words_per_line, max_word_length (-1 disables these three),
     filter_lorem_ipsum, filter_javascript, filter_curly_bracket, filter_policy."""
 
-def text_words(texts: ArrayLike, language: str = "en") -> pa.ListArray:
+def text_words(texts: _ArrayLike, language: str = "en") -> pa.ListArray:
     """DataTrove's ``split_into_words`` of every row (spaCy tokens without whitespace); null for null."""
 
-def sentence_count(texts: ArrayLike, language: str = "en") -> pa.UInt32Array:
+def sentence_count(texts: _ArrayLike, language: str = "en") -> pa.UInt32Array:
     """Sentences spaCy's sentencizer finds (``len(split_into_sentences(text))``, 1 for empty); null for null."""
 
 def html_extract(
-    pages: ArrayLike,
-    charsets: ArrayLike | None = None,
+    pages: _ArrayLike,
+    charsets: _ArrayLike | None = None,
     with_metadata: bool = False,
     time_budget_ms: int = 2000,
 ) -> pa.StructArray:
