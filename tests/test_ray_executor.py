@@ -50,14 +50,12 @@ def test_many_shards_two_replicas_row_group_shards_same_as_inline(tmp_path):
     m = run_both(tmp_path, reader, {"batch_rows": 256, "loaders": 2}, replicas=2)
     assert_same_outputs(tmp_path / "inline" / "out", tmp_path / "ray" / "out")
     assert_same_outputs(tmp_path / "inline" / "rejected", tmp_path / "ray" / "rejected")
-    ops_inline = [op.to_dict() for s in m["inline"].stages for op in s["operators"]]
-    ops_ray = [op.to_dict() for s in m["ray"].stages for op in s["operators"]]
-    for a, b in zip(ops_inline, ops_ray, strict=True):
-        assert (a["rows_in"], a["rows_out"], a["reasons"]) == (b["rows_in"], b["rows_out"], b["reasons"])
-    stats = m["ray"].extra["stage_stats"]
+    for a, b in zip(m["inline"].operators(), m["ray"].operators(), strict=True):
+        assert (a.rows_in, a.rows_out, a.reasons) == (b.rows_in, b.rows_out, b.reasons)
+    stats = m["ray"].executor_metrics.stage_stats
     # same resources and replicas: the two stages run fused in one actor, of which the 2 CPUs hold 2
-    assert [(s["actor"], s["replicas"]) for s in stats] == [("clean+length", 2)] * 2
-    assert m["ray"].extra["bottleneck"] in ("clean", "length", "(writers)")
+    assert [(s.actor, s.replicas) for s in stats] == [("clean+length", 2)] * 2
+    assert m["ray"].executor_metrics.bottleneck in ("clean", "length", "(writers)")
 
 
 def test_unfused_stages_get_their_own_actors(tmp_path):
@@ -65,8 +63,8 @@ def test_unfused_stages_get_their_own_actors(tmp_path):
     reader = {"type": "parquet", "paths": [paths]}
     m = run_both(tmp_path, reader, {"batch_rows": 256, "fuse_stages": False}, replicas=2)
     assert_same_outputs(tmp_path / "inline" / "out", tmp_path / "ray" / "out")
-    stats = m["ray"].extra["stage_stats"]
-    assert [(s["actor"], s["replicas"]) for s in stats] == [("clean", 1), ("length", 1)]  # mins first, then none left
+    stats = m["ray"].executor_metrics.stage_stats
+    assert [(s.actor, s.replicas) for s in stats] == [("clean", 1), ("length", 1)]  # mins first, then none left
 
 
 def test_backpressure_bounds_batches_in_flight(tmp_path):
@@ -83,8 +81,8 @@ def test_backpressure_bounds_batches_in_flight(tmp_path):
         )
         m = run_recipe(parse_recipe(r))
         assert m.rows_read == rows and m.balanced
-        assert 1 <= m.extra["peak_in_flight"] <= 3
-        peaks.append(m.extra["peak_bytes_in_flight"])
+        assert 1 <= m.executor_metrics.peak_in_flight <= 3
+        peaks.append(m.executor_metrics.peak_bytes_in_flight)
     # 5x the input, same bound: bytes alive at once do not grow with the input
     assert peaks[1] <= peaks[0] * 1.5
 
@@ -97,7 +95,7 @@ def test_max_bytes_in_flight_caps_below_the_chain_count(tmp_path):
         {"type": "ray", "batch_rows": 100, "max_in_flight": 50, "max_bytes_in_flight": 1},
     )
     m = run_recipe(parse_recipe(r))
-    assert m.extra["peak_in_flight"] == 1 and m.balanced
+    assert m.executor_metrics.peak_in_flight == 1 and m.balanced
 
 
 def test_killed_stage_replica_costs_a_retry_not_data(tmp_path):

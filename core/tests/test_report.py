@@ -12,7 +12,7 @@ import time
 import pytest
 
 from mdf.cli import main
-from mdf.metrics import OperatorMetrics
+from mdf.metrics import OperatorMetrics, RunMetrics
 from mdf.recording import LATENCY_EDGES_S, MAX_BUCKETS, Timeline, histogram_quantile, latency_bucket
 from mdf.report import plots
 from mdf.report.build import render
@@ -124,13 +124,13 @@ def _synthetic(shards: int) -> dict:
 
 
 def test_page_for_1000_shards_is_small():
-    page = render(_synthetic(1000))
+    page = render(RunMetrics.from_dict(_synthetic(1000)))
     assert len(page.encode()) <= 1_500_000, len(page)
     assert page.count("<tr>") > 1000
 
 
 def test_without_matplotlib_tables_remain(monkeypatch):
     monkeypatch.setattr(plots, "available", lambda: False)
-    page = render(_synthetic(3))
+    page = render(RunMetrics.from_dict(_synthetic(3)))
     assert "<img" not in page and 'pip install "mdf-core[report]"' in page
     assert "1,000,000" in page

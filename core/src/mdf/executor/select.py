@@ -49,12 +49,12 @@ def run_recipe(
         if announce is not None:
             announce(line)
         metrics = executor.run(progress)
-        metrics.extra.update(run_context(recipe, plan.extra, plan.batch_rows))  # recipe, machine: for the report
+        metrics.context = run_context(recipe, plan.partition, plan.batch_rows)  # recipe, machine: for the report
         owned.finish(metrics)
     finally:
         owned.release()
     try:  # the data and metrics.json are published: a report that cannot be drawn must not fail the run
         metrics.report = write_report(owned.output)
     except Exception as exc:  # said on the run's last line; `mdf report` retries it
-        metrics.extra["report_error"] = f"{type(exc).__name__}: {exc}"
+        metrics.report_error = f"{type(exc).__name__}: {exc}"
     return metrics
