@@ -74,6 +74,23 @@ def test_mdf_report_rebuilds_from_metadata(tmp_path, run_recipe, capsys):
     assert exc.value.code == 1 and "no _mdf/metrics.json" in capsys.readouterr().err
 
 
+def test_metrics_json_of_another_version_is_refused_in_one_line(tmp_path, run_recipe, capsys):
+    """A metrics.json whose keys may mean something else is not drawn as if they did: one line, exit 1."""
+    _jsonl_run(tmp_path, run_recipe, [json.dumps({"id": 1})])
+    path = tmp_path / "out" / "_mdf" / "metrics.json"
+    data = json.loads(path.read_text())
+    assert data["version"] == 1
+    path.write_text(json.dumps({**data, "version": 2}))
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 1 and "metrics.json version 2: this mdf reads version 1" in err and "\n" not in err
+    path.write_text("{not json")
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(tmp_path / "out")])
+    assert exc.value.code == 1 and "not a metrics.json mdf can read" in capsys.readouterr().err
+
+
 def test_timeline_stores_differences_and_stays_bounded():
     tl = Timeline(bucket_s=0.01)
     op = OperatorMetrics("f", "filter")

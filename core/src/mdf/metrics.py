@@ -178,6 +178,7 @@ class RunMetrics:
         return [op for stage in self.stages for op in stage.operators]
 
     def to_dict(self) -> dict[str, Any]:
+        wall_s = round(self.wall_s, 4)  # the rate is the written time's, so the file reads back to itself
         return {
             "version": METRICS_VERSION,
             "executor": self.executor,
@@ -187,8 +188,8 @@ class RunMetrics:
             "balanced": self.balanced,
             "shards": self.shards,
             "batches": self.batches,
-            "wall_s": round(self.wall_s, 4),
-            "rows_per_s": round(self.rows_per_s, 1),
+            "wall_s": wall_s,
+            "rows_per_s": round(self.rows_read / wall_s, 1) if wall_s > 0 else 0.0,
             "reader_reasons": self.reader_reasons,
             "damaged_inputs": [d.to_dict() for d in self.damaged],
             "stages": [s.to_dict() for s in self.stages],
