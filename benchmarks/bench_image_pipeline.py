@@ -78,7 +78,7 @@ def run_mdf(path: Path, out: str) -> tuple[float, int, dict[str, float]]:
     parsed = parse_recipe(recipe)
     start = time.perf_counter()
     metrics = run_recipe(parsed)
-    op_s = {op.name: op.time_s for stage in metrics.stages for op in stage["operators"]}
+    op_s = {op.name: op.time_s for op in metrics.operators()}
     return time.perf_counter() - start, metrics.rows_written, op_s
 
 

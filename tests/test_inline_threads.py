@@ -70,16 +70,16 @@ def _run(corpus: str, out: Path, operators: list, workers: int, batch_rows: int 
 def test_threads_keep_the_same_rows_in_the_same_part_files(corpus, tmp_path, operators):
     one, m1 = _run(corpus, tmp_path / "one", operators, workers=1)
     many, m4 = _run(corpus, tmp_path / "many", operators, workers=4)
-    assert m4.extra["workers"] == 4 and m1.extra["workers"] == 1
+    assert m4.executor_metrics.workers == 4 and m1.executor_metrics.workers == 1
     assert list(one) == list(many)
     for name in one:
         assert one[name].equals(many[name]), f"{name} differs between 1 and 4 worker threads"
-    dedup_rejected = sum(m.rows_rejected for m in m1.stages[1]["operators"])
+    dedup_rejected = sum(m.rows_rejected for m in m1.stages[1].operators)
     assert dedup_rejected > 100  # the corpus has copies across shards: the test can tell orders apart
     assert (m1.rows_read, m1.rows_written, m1.rows_rejected) == (m4.rows_read, m4.rows_written, m4.rows_rejected)
     assert m4.balanced
-    per_op = [(o.name, o.rows_in, o.rows_out) for s in m4.stages for o in s["operators"]]
-    assert per_op == [(o.name, o.rows_in, o.rows_out) for s in m1.stages for o in s["operators"]]
+    per_op = [(o.name, o.rows_in, o.rows_out) for o in m4.operators()]
+    assert per_op == [(o.name, o.rows_in, o.rows_out) for o in m1.operators()]
 
 
 def test_an_operator_failure_in_one_shard_fails_the_run_promptly(corpus, tmp_path):

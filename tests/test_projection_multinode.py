@@ -32,6 +32,7 @@ def _run(tmp, name, recipe, env):
 
 
 def test_two_node_throughput_within_30_percent_of_projection(tmp_path, cluster):  # noqa: F811
+    from mdf.metrics import RunMetrics
     from mdf.projection import Measured, project
 
     address, env = cluster
@@ -57,11 +58,12 @@ def test_two_node_throughput_within_30_percent_of_projection(tmp_path, cluster):
     stats = {s["name"]: s for s in measured_two["stage_stats"]}
     assert all(len(s["replica_utilisation"]) == 2 for s in stats.values())
     assert len(stats["clean"]["nodes"]) == 2, "the two replicas did not land on two raylets"
-    cost = Measured.from_metrics(measured_one)
+    cost = Measured.from_metrics(RunMetrics.from_dict(measured_one))
     actual = m["rows_read"] / (m["wall_s"] - m["startup_s"])
     projected = project(cost, cpus=2).rows_per_s
     # the CPU the two-replica run's processes actually got: 2 on a quiet machine, less when others load it
-    used = Measured.from_metrics(m).cpu_s_per_row * m["rows_read"] / (m["wall_s"] - m["startup_s"])
+    two_cost = Measured.from_metrics(RunMetrics.from_dict(m))
+    used = two_cost.cpu_s_per_row * m["rows_read"] / (m["wall_s"] - m["startup_s"])
     at_used = project(cost, cpus=1).rows_per_s * used
     load = os.getloadavg()
     print(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import shutil
 import threading
 import time
 
@@ -11,7 +13,9 @@ import ray
 
 from mdf.errors import MdfError
 from mdf.executor import run_recipe
+from mdf.metrics import RunMetrics
 from mdf.recipe import parse_recipe
+from mdf.run_stats import InlineMetrics, RayMetrics
 
 from .ray_helpers import DATA, assert_same_outputs, many_rows_parquet, text_recipe
 
@@ -50,14 +54,12 @@ def test_many_shards_two_replicas_row_group_shards_same_as_inline(tmp_path):
     m = run_both(tmp_path, reader, {"batch_rows": 256, "loaders": 2}, replicas=2)
     assert_same_outputs(tmp_path / "inline" / "out", tmp_path / "ray" / "out")
     assert_same_outputs(tmp_path / "inline" / "rejected", tmp_path / "ray" / "rejected")
-    ops_inline = [op.to_dict() for s in m["inline"].stages for op in s["operators"]]
-    ops_ray = [op.to_dict() for s in m["ray"].stages for op in s["operators"]]
-    for a, b in zip(ops_inline, ops_ray, strict=True):
-        assert (a["rows_in"], a["rows_out"], a["reasons"]) == (b["rows_in"], b["rows_out"], b["reasons"])
-    stats = m["ray"].extra["stage_stats"]
+    for a, b in zip(m["inline"].operators(), m["ray"].operators(), strict=True):
+        assert (a.rows_in, a.rows_out, a.reasons) == (b.rows_in, b.rows_out, b.reasons)
+    stats = m["ray"].executor_metrics.stage_stats
     # same resources and replicas: the two stages run fused in one actor, of which the 2 CPUs hold 2
-    assert [(s["actor"], s["replicas"]) for s in stats] == [("clean+length", 2)] * 2
-    assert m["ray"].extra["bottleneck"] in ("clean", "length", "(writers)")
+    assert [(s.actor, s.replicas) for s in stats] == [("clean+length", 2)] * 2
+    assert m["ray"].executor_metrics.bottleneck in ("clean", "length", "(writers)")
 
 
 def test_unfused_stages_get_their_own_actors(tmp_path):
@@ -65,8 +67,8 @@ def test_unfused_stages_get_their_own_actors(tmp_path):
     reader = {"type": "parquet", "paths": [paths]}
     m = run_both(tmp_path, reader, {"batch_rows": 256, "fuse_stages": False}, replicas=2)
     assert_same_outputs(tmp_path / "inline" / "out", tmp_path / "ray" / "out")
-    stats = m["ray"].extra["stage_stats"]
-    assert [(s["actor"], s["replicas"]) for s in stats] == [("clean", 1), ("length", 1)]  # mins first, then none left
+    stats = m["ray"].executor_metrics.stage_stats
+    assert [(s.actor, s.replicas) for s in stats] == [("clean", 1), ("length", 1)]  # mins first, then none left
 
 
 def test_backpressure_bounds_batches_in_flight(tmp_path):
@@ -83,8 +85,8 @@ def test_backpressure_bounds_batches_in_flight(tmp_path):
         )
         m = run_recipe(parse_recipe(r))
         assert m.rows_read == rows and m.balanced
-        assert 1 <= m.extra["peak_in_flight"] <= 3
-        peaks.append(m.extra["peak_bytes_in_flight"])
+        assert 1 <= m.executor_metrics.peak_in_flight <= 3
+        peaks.append(m.executor_metrics.peak_bytes_in_flight)
     # 5x the input, same bound: bytes alive at once do not grow with the input
     assert peaks[1] <= peaks[0] * 1.5
 
@@ -97,7 +99,7 @@ def test_max_bytes_in_flight_caps_below_the_chain_count(tmp_path):
         {"type": "ray", "batch_rows": 100, "max_in_flight": 50, "max_bytes_in_flight": 1},
     )
     m = run_recipe(parse_recipe(r))
-    assert m.extra["peak_in_flight"] == 1 and m.balanced
+    assert m.executor_metrics.peak_in_flight == 1 and m.balanced
 
 
 def test_killed_stage_replica_costs_a_retry_not_data(tmp_path):
@@ -149,3 +151,46 @@ def test_metrics_json_has_stage_stats(tmp_path):
     assert {s["name"] for s in data["stage_stats"]} == {"clean", "length"}
     assert data["bottleneck"] in ("clean", "length", "(writers)")
     assert data["writer_stats"]["replicas"] >= 1 and data["writer_stats"]["busy_s"] > 0
+
+
+@pytest.mark.parametrize("kind", ["inline", "ray"])
+def test_metrics_json_round_trips_through_the_typed_loader(tmp_path, kind):
+    """A real run's metrics.json (with a cluster-dedup pass, key state, bad lines and a damaged file) carries its
+    version and reads back through RunMetrics.from_dict into the same JSON, with each record typed."""
+    src = tmp_path / "in"
+    src.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):  # the same lines twice: every kept text has a duplicate
+        shutil.copy(DATA, src / name)
+    whole = gzip.compress(DATA.read_bytes())
+    cut = src / "cut.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    dedups = [{"exact_dedup": {"column": "text", "mode": "cluster"}}, {"exact_dedup": {"column": "url"}}]
+    r = text_recipe(tmp_path, {"type": "jsonl", "paths": [str(src / "*")]}, {"type": kind}, extra_ops=dedups)
+    ran = run_recipe(parse_recipe(r))
+    path = tmp_path / "out" / "_mdf" / "metrics.json"
+    data = json.loads(path.read_text())
+    assert data["version"] == 1 and data["executor"] == kind and data["balanced"]
+    m = RunMetrics.read_json(path)
+    assert m.to_dict() == data
+    assert m.to_dict() == ran.to_dict() | {"wall_s": data["wall_s"], "rows_per_s": data["rows_per_s"]}
+    assert [s.name for s in m.stages] == ["clean", "length"]
+    assert [op.name for op in m.operators()] == ["url_filter", "text_length_filter", "exact_dedup", "exact_dedup"]
+    assert m.operators()[2].reasons["exact_dedup:duplicate"] > 0 and m.reader_reasons
+    (damage,) = m.damaged
+    assert damage.file == str(cut) and damage.error and str(cut) in damage.describe()
+    (cluster_pass,) = m.passes
+    assert cluster_pass.collect.endswith(":exact_dedup") and cluster_pass.clusters > 0
+    (stats,) = m.key_state.values()  # the streaming dedup's (a cluster dedup's edges are not counted there)
+    assert stats.keys > 0 and stats.buckets >= 1 and stats.bytes > 0
+    assert m.context.recipe is not None and m.context.recipe["executor"]["type"] == kind
+    assert m.context.machine is not None and m.context.machine.cpus >= 1
+    assert sum(v[0] for v in m.shard_log.shards.values()) == m.rows_read
+    assert m.timeline.ops and m.timeline.operators == 4
+    if kind == "inline":
+        assert isinstance(m.executor_metrics, InlineMetrics) and m.executor_metrics.workers >= 1
+        assert m.executor_metrics.peak_bytes_in_flight > 0
+    else:
+        ray_m = m.executor_metrics
+        assert isinstance(ray_m, RayMetrics) and {s.name for s in ray_m.stage_stats} == {"clean", "length"}
+        assert ray_m.writer_stats is not None and ray_m.writer_stats.busy_s > 0
+        assert 1 <= ray_m.peak_in_flight <= ray_m.max_in_flight and ray_m.bottleneck

@@ -52,5 +52,5 @@ def run_ray_recipe(data: dict[str, Any], profiler: cProfile.Profile | None = Non
         "max_in_flight": ex.max_in_flight,
         "peak_in_flight": ex.peak_in_flight,
         "replicas": ex.replicas,
-        "stage_stats": metrics.extra.get("stage_stats", []),
+        "stage_stats": [s.to_dict() for s in metrics.executor_metrics.stage_stats],
     }

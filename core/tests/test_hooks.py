@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -14,6 +15,7 @@ from mdf.executor.inline import InlineExecutor, InlineParams
 from mdf.io.parquet import ParquetReader
 from mdf.plugins import load_plugins
 from mdf.recipe import parse_recipe
+from mdf.run_stats import InlineMetrics
 from mdf.testing import register_plugin
 
 
@@ -54,6 +56,13 @@ class SeenCount(StateType):
         return self.n
 
 
+@dataclass
+class LabelledMetrics(InlineMetrics):
+    """A plugin executor's own record: its fields go to the top level of metrics.json."""
+
+    label: str = ""
+
+
 class OneShardAtATime(InlineExecutor):
     """The inline executor with one worker thread, and a label of its own."""
 
@@ -68,7 +77,7 @@ class OneShardAtATime(InlineExecutor):
     def run(self, progress=None):
         self.params = self.params.model_copy(update={"workers": 1})
         metrics = super().run(progress)
-        metrics.extra["label"] = self.params.label
+        metrics.executor_metrics = LabelledMetrics(**asdict(metrics.executor_metrics), label=self.params.label)
         return metrics
 
 
@@ -150,7 +159,8 @@ def test_mdf_register_executors(plugins, tmp_path):
     data["executor"] = {"type": "one_shard_at_a_time", "label": "mine"}
     lines: list[str] = []
     metrics = run_recipe(parse_recipe(data, plugins=plugins), plugins=plugins, announce=lines.append)
-    assert metrics.extra["label"] == "mine" and metrics.rows_written == 1
+    assert metrics.executor_metrics.label == "mine" and metrics.rows_written == 1
+    assert metrics.to_dict()["label"] == "mine" and metrics.to_dict()["workers"] == 1
     assert lines == [
         "executor: one_shard_at_a_time (label mine), because executor.type is 'one_shard_at_a_time' in the recipe"
     ]

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from mdf.cli import main
-from mdf.metrics import OperatorMetrics
+from mdf.metrics import OperatorMetrics, RunMetrics
 from mdf.recording import LATENCY_EDGES_S, MAX_BUCKETS, Timeline, histogram_quantile, latency_bucket
 from mdf.report import plots
 from mdf.report.build import render
@@ -74,6 +74,23 @@ def test_mdf_report_rebuilds_from_metadata(tmp_path, run_recipe, capsys):
     assert exc.value.code == 1 and "no _mdf/metrics.json" in capsys.readouterr().err
 
 
+def test_metrics_json_of_another_version_is_refused_in_one_line(tmp_path, run_recipe, capsys):
+    """A metrics.json whose keys may mean something else is not drawn as if they did: one line, exit 1."""
+    _jsonl_run(tmp_path, run_recipe, [json.dumps({"id": 1})])
+    path = tmp_path / "out" / "_mdf" / "metrics.json"
+    data = json.loads(path.read_text())
+    assert data["version"] == 1
+    path.write_text(json.dumps({**data, "version": 2}))
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 1 and "metrics.json version 2: this mdf reads version 1" in err and "\n" not in err
+    path.write_text("{not json")
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(tmp_path / "out")])
+    assert exc.value.code == 1 and "not a metrics.json mdf can read" in capsys.readouterr().err
+
+
 def test_timeline_stores_differences_and_stays_bounded():
     tl = Timeline(bucket_s=0.01)
     op = OperatorMetrics("f", "filter")
@@ -124,13 +141,13 @@ def _synthetic(shards: int) -> dict:
 
 
 def test_page_for_1000_shards_is_small():
-    page = render(_synthetic(1000))
+    page = render(RunMetrics.from_dict(_synthetic(1000)))
     assert len(page.encode()) <= 1_500_000, len(page)
     assert page.count("<tr>") > 1000
 
 
 def test_without_matplotlib_tables_remain(monkeypatch):
     monkeypatch.setattr(plots, "available", lambda: False)
-    page = render(_synthetic(3))
+    page = render(RunMetrics.from_dict(_synthetic(3)))
     assert "<img" not in page and 'pip install "mdf-core[report]"' in page
     assert "1,000,000" in page

@@ -9,22 +9,22 @@ for ``metrics.json`` and the table, and with ``on_damaged_input: fail`` stops th
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from mdf.errors import MdfError
 from mdf.io.base import DAMAGED_INPUT
-from mdf.metrics import REASON
+from mdf.metrics import REASON, RunMetrics
+from mdf.run_stats import DamagedInput
 
 
 class DamagedInputError(MdfError):
     """Damaged input under ``on_damaged_input: fail`` (``mdf run --strict``): exit 1, naming the file."""
 
 
-def damaged_entries(rejected: pa.RecordBatch | None) -> list[dict[str, Any]]:
-    """``{"file", "offset", "error"}`` of each damaged-input row in a batch of reader rejections."""
+def damaged_entries(rejected: pa.RecordBatch | None) -> list[DamagedInput]:
+    """File, offset and error of each damaged-input row in a batch of reader rejections."""
     if rejected is None or REASON not in rejected.schema.names or "_raw" not in rejected.schema.names:
         return []
     mask = pc.fill_null(pc.equal(rejected.column(REASON), DAMAGED_INPUT), False)
@@ -33,24 +33,20 @@ def damaged_entries(rejected: pa.RecordBatch | None) -> list[dict[str, Any]]:
     out = []
     for raw in pc.filter(rejected.column("_raw"), mask).to_pylist():
         try:
-            out.append(json.loads(raw))
-        except (TypeError, ValueError):
-            out.append({"file": None, "offset": None, "error": str(raw)})
+            entry = json.loads(raw)
+            out.append(DamagedInput(entry.get("file"), entry.get("offset"), str(entry.get("error"))))
+        except (TypeError, ValueError, AttributeError):  # not the JSON object damaged_input_batch writes
+            out.append(DamagedInput(None, None, str(raw)))
     return out
 
 
-def describe(entry: dict[str, Any]) -> str:
-    at = f" at byte {entry['offset']:,}" if isinstance(entry.get("offset"), int) else ""
-    return f"{entry.get('file')}{at}: {entry.get('error')}"
-
-
-def note_damage(metrics: Any, entries: list[dict[str, Any]] | None, fail: bool) -> None:
+def note_damage(metrics: RunMetrics, entries: list[DamagedInput] | None, fail: bool) -> None:
     """Record damaged files on the run's metrics; raise :class:`DamagedInputError` when the recipe says fail."""
     if not entries:
         return
     metrics.damaged.extend(entries)
     if fail:
         raise DamagedInputError(
-            f"damaged input: {describe(entries[0])} (stopped by on_damaged_input: fail / --strict; without it "
+            f"damaged input: {entries[0].describe()} (stopped by on_damaged_input: fail / --strict; without it "
             f"the rows before the damage are kept and the damage is a '{DAMAGED_INPUT}' row in rejected)"
         )

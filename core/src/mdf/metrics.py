@@ -1,22 +1,39 @@
-"""Per-operator and per-run counters.
+"""Per-operator, per-stage and per-run counters, and ``metrics.json``.
 
-Counters are plain numbers and dicts so metrics from many workers (Ray actors) merge by addition and
-serialise to ``metrics.json`` without custom encoders. Reason counts come from ``pyarrow.compute.value_counts``
-on the rejected batch, never from a Python loop over rows.
+Counters are dataclasses of plain numbers and dicts, so metrics from many workers (Ray actors, pickled to the
+driver) merge by addition and serialise to ``metrics.json`` without custom encoders. What executors and passes
+record besides counters is typed too (:mod:`mdf.run_stats`). ``to_dict`` writes the shape ``metrics.json`` has
+always had plus ``"version"``; :meth:`RunMetrics.from_dict` reads it back (the report, ``mdf report``). Reason
+counts come from ``pyarrow.compute.value_counts`` on the rejected batch, never from a Python loop over rows.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdf.recording import ShardLog, Timeline, empty_histogram, latency_bucket
+from mdf.errors import MdfError
+from mdf.recording import Counted, ShardLog, Timeline, empty_histogram, latency_bucket
+from mdf.run_stats import (
+    EXECUTOR_METRICS,
+    DamagedInput,
+    ExecutorMetrics,
+    KeyStateStats,
+    PassMetrics,
+    ResumeInfo,
+    RunContext,
+)
+
+METRICS_VERSION = 1
+"""``metrics.json``'s ``"version"``: raised when a key changes meaning or goes away (adding keys does not).
+Files written before the field existed have version 1's shape."""
 
 REASON = "_reason"
 REASON_DETAIL = "_reason_detail"
@@ -81,6 +98,14 @@ class OperatorMetrics:
         d["rows_per_s"] = round(self.rows_per_s, 1)
         return d
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> OperatorMetrics:
+        """From :meth:`to_dict` (or ``asdict``): the derived ``pass_rate`` and ``rows_per_s`` are dropped."""
+        return cls(**{k: v for k, v in d.items() if k in _OP_FIELDS})
+
+
+_OP_FIELDS = frozenset(f.name for f in fields(OperatorMetrics))
+
 
 def count_reasons(rejected: pa.RecordBatch, into: dict[str, int]) -> None:
     """Add the counts of each ``_reason`` value of ``rejected`` to ``into``."""
@@ -91,6 +116,21 @@ def count_reasons(rejected: pa.RecordBatch, into: dict[str, int]) -> None:
     for item in pc.value_counts(rejected.column(idx)).to_pylist():
         key = item["values"] if item["values"] is not None else "unknown"
         into[key] = into.get(key, 0) + item["counts"]
+
+
+@dataclass
+class StageMetrics:
+    """One recipe stage's operators, in recipe order."""
+
+    name: str
+    operators: list[OperatorMetrics] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "operators": [op.to_dict() for op in self.operators]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> StageMetrics:
+        return cls(d["name"], [OperatorMetrics.from_dict(op) for op in d["operators"]])
 
 
 @dataclass
@@ -105,15 +145,21 @@ class RunMetrics:
     batches: int = 0
     wall_s: float = 0.0
     reader_reasons: dict[str, int] = field(default_factory=dict)
-    damaged: list[dict[str, Any]] = field(default_factory=list)  # {"file", "offset", "error"} per damaged file
-    stages: list[dict[str, Any]] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    damaged: list[DamagedInput] = field(default_factory=list)
+    stages: list[StageMetrics] = field(default_factory=list)
+    executor_metrics: ExecutorMetrics = field(default_factory=ExecutorMetrics)
+    passes: list[PassMetrics] = field(default_factory=list)  # cluster-dedup collect passes, in order
+    resumed: ResumeInfo | None = None
+    key_state: dict[str, KeyStateStats] = field(default_factory=dict)  # per deduplicator namespace
+    key_state_snapshots: int = 0
+    context: RunContext = field(default_factory=RunContext)
     timeline: Timeline = field(default_factory=Timeline)
     shard_log: ShardLog = field(default_factory=ShardLog)
-    report: Path | None = None  # the HTML report, once written
+    report: Path | None = None  # the HTML report, once written (not in metrics.json, which comes first)
+    report_error: str | None = None  # why the report could not be written (not in metrics.json)
 
     def observe(
-        self, shard: str, kept: int, rejected: int, reader_rejected: int, stages: list[list[OperatorMetrics]]
+        self, shard: str, kept: int, rejected: int, reader_rejected: int, stages: Sequence[Sequence[Counted]]
     ) -> None:
         """Record one finished batch for the report: its shard's rows and, from the cumulative per-operator
         counters ``stages`` (recipe order), what each operator did since the previous batch."""
@@ -124,11 +170,17 @@ class RunMetrics:
     def balanced(self) -> bool:
         return self.rows_read == self.rows_written + self.rows_rejected
 
+    @property
+    def rows_per_s(self) -> float:
+        return self.rows_read / self.wall_s if self.wall_s > 0 else 0.0
+
     def operators(self) -> list[OperatorMetrics]:
-        return [op for stage in self.stages for op in stage["operators"]]
+        return [op for stage in self.stages for op in stage.operators]
 
     def to_dict(self) -> dict[str, Any]:
+        wall_s = round(self.wall_s, 4)  # the rate is the written time's, so the file reads back to itself
         return {
+            "version": METRICS_VERSION,
             "executor": self.executor,
             "rows_read": self.rows_read,
             "rows_written": self.rows_written,
@@ -136,15 +188,49 @@ class RunMetrics:
             "balanced": self.balanced,
             "shards": self.shards,
             "batches": self.batches,
-            "wall_s": round(self.wall_s, 4),
-            "rows_per_s": round(self.rows_read / self.wall_s, 1) if self.wall_s > 0 else 0.0,
+            "wall_s": wall_s,
+            "rows_per_s": round(self.rows_read / wall_s, 1) if wall_s > 0 else 0.0,
             "reader_reasons": self.reader_reasons,
-            "damaged_inputs": self.damaged,
-            "stages": [{"name": s["name"], "operators": [op.to_dict() for op in s["operators"]]} for s in self.stages],
+            "damaged_inputs": [d.to_dict() for d in self.damaged],
+            "stages": [s.to_dict() for s in self.stages],
             "timeline": self.timeline.to_dict(),
             "shard_log": self.shard_log.to_dict(),
-            **self.extra,
+            **self.executor_metrics.to_dict(),
+            "passes": [p.to_dict() for p in self.passes],
+            "resumed": self.resumed.to_dict() if self.resumed is not None else None,
+            "key_state": {ns: k.to_dict() for ns, k in self.key_state.items()},
+            "key_state_snapshots": self.key_state_snapshots,
+            **self.context.to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RunMetrics:
+        """Read :meth:`to_dict`'s output (a run's ``metrics.json``) back; ``balanced`` and the rates are derived
+        again from the counts. A file of another version is refused with the way out."""
+        version = d.get("version", 1)
+        if version != METRICS_VERSION:
+            raise MdfError(
+                f"metrics.json version {version!r}: this mdf reads version {METRICS_VERSION}; "
+                "read it with the mdf that wrote it (its version is under machine.mdf)"
+            )
+        executor = str(d["executor"])
+        resumed = d.get("resumed")
+        return cls(
+            executor=executor,
+            **{k: d.get(k, 0) for k in ("rows_read", "rows_written", "rows_rejected", "shards", "batches")},
+            wall_s=float(d.get("wall_s", 0.0)),
+            reader_reasons=dict(d.get("reader_reasons") or {}),
+            damaged=[DamagedInput.from_dict(x) for x in d.get("damaged_inputs") or []],
+            stages=[StageMetrics.from_dict(s) for s in d.get("stages") or []],
+            executor_metrics=EXECUTOR_METRICS.get(executor, ExecutorMetrics).from_dict(d),
+            passes=[PassMetrics.from_dict(p) for p in d.get("passes") or []],
+            resumed=ResumeInfo.from_dict(resumed) if resumed else None,
+            key_state={ns: KeyStateStats.from_dict(k) for ns, k in (d.get("key_state") or {}).items()},
+            key_state_snapshots=int(d.get("key_state_snapshots") or 0),
+            context=RunContext.from_dict(d),
+            timeline=Timeline.from_dict(d.get("timeline") or {}),
+            shard_log=ShardLog.from_dict(d.get("shard_log") or {}),
+        )
 
     def write_json(self, path: str | os.PathLike[str]) -> Path:
         out = Path(path)
@@ -153,3 +239,7 @@ class RunMetrics:
         tmp.write_text(json.dumps(self.to_dict(), indent=2))
         os.replace(tmp, out)
         return out
+
+    @classmethod
+    def read_json(cls, path: str | os.PathLike[str]) -> RunMetrics:
+        return cls.from_dict(json.loads(Path(path).read_text()))

@@ -218,7 +218,7 @@ def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
         spec = getattr(recipe, d.role)
         spec = type(spec).model_validate({"type": spec.type, **spec.params, "path": str(d.work)})
         recipe = recipe.model_copy(update={d.role: spec})
-    owned.plan = dataclasses.replace(plan, recipe=recipe, extra={**plan.extra, "fingerprint": fp.sha})
+    owned.plan = dataclasses.replace(plan, recipe=recipe, fingerprint=fp.sha)
     return owned
 
 

@@ -24,6 +24,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from mdf.metrics import RunMetrics
+from mdf.run_stats import RayMetrics
 from mdf.state.service import KEYS_PER_BUCKET, auto_buckets
 
 CLUSTER_CPUS = (8, 64, 512, 4096)
@@ -64,26 +66,26 @@ class Measured:
         return sum(s.cpu_s_per_row for s in self.stages) + self.io_cpu_s_per_row
 
     @classmethod
-    def from_metrics(cls, m: dict[str, Any]) -> Measured:
-        """From a run's ``metrics.json`` (either executor)."""
-        rows = max(1, int(m["rows_read"]))
-        recipe = m.get("recipe") or {}
+    def from_metrics(cls, m: RunMetrics) -> Measured:
+        """From a run's metrics (``metrics.json`` read back with :meth:`RunMetrics.from_dict`; either executor)."""
+        rows = max(1, m.rows_read)
+        recipe = m.context.recipe or {}  # the recipe as run, as its YAML reads: resources per stage
         specs = {s["name"]: s for s in recipe.get("stages", [])}
-        batches = max(1, int(m.get("batches", 1)))
-        batch_rows = int(m.get("batch_rows") or math.ceil(rows / batches))
-        timeline = m.get("timeline") or {}
-        process_cpu = float(timeline.get("process_cpu_s", 0.0))
-        busy = {s["name"]: sum(op["time_s"] for op in s["operators"]) for s in m["stages"]}
-        stats = {s["name"]: s for s in m.get("stage_stats") or []}
+        batches = max(1, m.batches)
+        batch_rows = int(m.context.batch_rows or math.ceil(rows / batches))
+        process_cpu = m.timeline.cpu_s
+        busy = {s.name: sum(op.time_s for op in s.operators) for s in m.stages}
+        ray = m.executor_metrics if isinstance(m.executor_metrics, RayMetrics) else None
+        stats = {s.name: s for s in ray.stage_stats} if ray is not None else {}
         stages, notes = [], []
         for name, busy_s in busy.items():
             gpu = float((specs.get(name) or {}).get("resources", {}).get("gpu", 0.0))
-            cpu_s = stats[name]["cpu_s"] if name in stats and "cpu_s" in stats[name] else busy_s
-            wall = stats[name]["busy_s"] if name in stats else busy_s
+            cpu_s = stats[name].cpu_s if name in stats else busy_s
+            wall = stats[name].busy_s if name in stats else busy_s
             stages.append(StageCost(name, cpu_s / rows, wall * gpu / rows if gpu else 0.0, gpu))
-        if m.get("executor") == "ray" and "writer_stats" in m:
-            w = m["writer_stats"]
-            io = (w.get("cpu_s", w["busy_s"]) + w.get("loader_cpu_s", 0.0)) / rows
+        if ray is not None and ray.writer_stats is not None:
+            w = ray.writer_stats
+            io = (w.cpu_s + w.loader_cpu_s) / rows
             driver, measured = process_cpu / batches, True
             source = "ray run: CPU time of every stage, loader and writer process, and the driver"
         else:
@@ -101,20 +103,20 @@ class Measured:
         out._key_state(m, recipe)
         return out
 
-    def _key_state(self, m: dict[str, Any], recipe: dict[str, Any]) -> None:
-        ks = m.get("key_state") or {}
+    def _key_state(self, m: RunMetrics, recipe: dict[str, Any]) -> None:
+        ks = m.key_state
         if not ks:
             return
-        keys = sum(v["keys"] for v in ks.values())
-        dedup_ops = [op for s in m["stages"] for op in s["operators"] if op["kind"] == "deduplicator"]
-        kept = sum(op["rows_out"] for op in dedup_ops)
-        claims = sum(op["rows_in"] for op in dedup_ops) * (keys / kept if kept else 1.0)
-        seconds = sum(op["time_s"] for op in dedup_ops)
+        keys = sum(v.keys for v in ks.values())
+        dedup_ops = [op for op in m.operators() if op.kind == "deduplicator"]
+        kept = sum(op.rows_out for op in dedup_ops)
+        claims = sum(op.rows_in for op in dedup_ops) * (keys / kept if kept else 1.0)
+        seconds = sum(op.time_s for op in dedup_ops)
         self.keys_per_row = keys / self.rows
         self.claims_per_row = claims / self.rows
         # inline, the buckets are served one after another in the operator's thread; on Ray they run in
         # parallel, so the operators' rate is shared by every bucket
-        parallel = max(v["buckets"] for v in ks.values()) if m.get("executor") == "ray" else 1
+        parallel = max(v.buckets for v in ks.values()) if m.executor == "ray" else 1
         self.claims_per_bucket_s = claims / seconds / parallel if seconds > 0 else 0.0
         nb = (recipe.get("state") or {}).get("num_buckets", "auto")
         self.fixed_buckets = nb if isinstance(nb, int) else None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -136,7 +136,7 @@ class Timeline:
         self.ops, self.done, self.bucket_s = merged_ops, merged_done, self.bucket_s * 2
 
     def to_dict(self) -> dict[str, Any]:
-        width = max((len(r) for r in self.ops), default=0)
+        width = self.operators
         rows = [[[round(c[0], 1), round(c[1], 1), round(c[2], 4)] for c in r] for r in self.ops]
         return {
             "bucket_s": self.bucket_s,
@@ -146,6 +146,22 @@ class Timeline:
             "ops": [r + [[0, 0, 0.0]] * (width - len(r)) for r in rows],
             "done": [round(d, 1) for d in self.done],
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Timeline:
+        """A recorded timeline read back (for the report): buckets, widths and CPU time, nothing to observe."""
+        return cls(
+            bucket_s=float(d.get("bucket_s", FIRST_BUCKET_S)),
+            started_at=float(d.get("started_at", 0.0)),
+            ops=[[list(c) for c in row] for row in d.get("ops") or []],
+            done=list(d.get("done") or []),
+            cpu_s=float(d.get("process_cpu_s", 0.0)),
+        )
+
+    @property
+    def operators(self) -> int:
+        """Operators per bucket row (recipe order, stages flattened)."""
+        return max((len(r) for r in self.ops), default=0)
 
 
 @dataclass
@@ -174,3 +190,7 @@ class ShardLog:
             "columns": ["rows", "kept", "reader_rejected", "batches", "began_s", "done_s"],
             "shards": self.shards,
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ShardLog:
+        return cls(shards={k: list(v) for k, v in (d.get("shards") or {}).items()})

@@ -9,14 +9,15 @@ restored totals to its own (:func:`restore`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
+from dataclasses import asdict
 from typing import Any
 
 from mdf.metrics import OperatorMetrics, RunMetrics
+from mdf.run_stats import DamagedInput
 
 Totals = dict[str, Any]
+"""Plain data (it is saved in the checkpoint manifest as JSON): damaged files and operators as their dicts."""
 _ROWS = ("rows_read", "rows_written", "rows_rejected", "batches")
-_OP_FIELDS = {f.name for f in fields(OperatorMetrics)}
 
 
 def empty() -> Totals:
@@ -28,7 +29,7 @@ def totals(metrics: RunMetrics, operators: list[OperatorMetrics]) -> Totals:
     return {
         **{k: getattr(metrics, k) for k in _ROWS},
         "reader_reasons": dict(metrics.reader_reasons),
-        "damaged": list(metrics.damaged),
+        "damaged": [d.to_dict() for d in metrics.damaged],
         "operators": [asdict(op) for op in operators],
     }
 
@@ -38,9 +39,9 @@ def merge(a: Totals, b: Totals) -> Totals:
     reasons = dict(a.get("reader_reasons", {}))
     for k, v in b.get("reader_reasons", {}).items():
         reasons[k] = reasons.get(k, 0) + v
-    ops = [OperatorMetrics(**{k: v for k, v in d.items() if k in _OP_FIELDS}) for d in a.get("operators", [])]
+    ops = [OperatorMetrics.from_dict(d) for d in a.get("operators", [])]
     for i, d in enumerate(b.get("operators", [])):
-        other = OperatorMetrics(**{k: v for k, v in d.items() if k in _OP_FIELDS})
+        other = OperatorMetrics.from_dict(d)
         if i < len(ops):
             ops[i].merge(other)
         else:
@@ -55,10 +56,10 @@ def restore(metrics: RunMetrics, saved: Totals) -> None:
         setattr(metrics, k, getattr(metrics, k) + saved.get(k, 0))
     for k, v in saved.get("reader_reasons", {}).items():
         metrics.reader_reasons[k] = metrics.reader_reasons.get(k, 0) + v
-    metrics.damaged[:0] = saved.get("damaged", [])
+    metrics.damaged[:0] = [DamagedInput.from_dict(d) for d in saved.get("damaged", [])]
     ops = metrics.operators()
     for op, d in zip(ops, saved.get("operators", []), strict=False):
-        op.merge(OperatorMetrics(**{k: v for k, v in d.items() if k in _OP_FIELDS}))
+        op.merge(OperatorMetrics.from_dict(d))
 
 
 class ShardTally:
@@ -74,7 +75,7 @@ class ShardTally:
         t["batches"] += 1
         for k, v in meta.get("reader_reasons", {}).items():
             t["reader_reasons"][k] = t["reader_reasons"].get(k, 0) + v
-        t["damaged"].extend(meta.get("damaged") or [])
+        t["damaged"].extend(d.to_dict() for d in meta.get("damaged") or [])
 
     def result(self, shard: str, result: dict[str, Any]) -> None:
         t = self.open.setdefault(shard, empty())

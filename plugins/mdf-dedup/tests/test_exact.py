@@ -61,9 +61,9 @@ def test_streaming_keeps_exactly_one_row_per_group(tmp_path, executor):
     assert kept.num_rows == len(groups) and sorted(kept.column("group").to_pylist()) == sorted(groups.to_pylist())
     assert kept.num_rows + rejected.num_rows == table.num_rows and m.balanced
     assert set(rejected.column("_reason").to_pylist()) == {"exact_dedup:duplicate"}
-    stats = next(iter(m.extra["key_state"].values()))
-    assert stats["keys"] == len(groups) and stats["buckets"] == 3
-    assert stats["bytes_per_key"] <= 24 or len(groups) < 10_000  # small sets pay the table's minimum size
+    stats = next(iter(m.key_state.values()))
+    assert stats.keys == len(groups) and stats.buckets == 3
+    assert stats.bytes_per_key <= 24 or len(groups) < 10_000  # small sets pay the table's minimum size
 
 
 def test_cluster_mode_same_rows_inline_and_ray_first_in_input_order(tmp_path):
@@ -74,7 +74,7 @@ def test_cluster_mode_same_rows_inline_and_ray_first_in_input_order(tmp_path):
     for executor in ("inline", "ray"):
         r = recipe(tmp_path, glob, op, {"type": executor, "batch_rows": 100}, name=executor)
         m = run_recipe(parse_recipe(r))
-        assert m.balanced and m.extra["passes"][0]["clusters"] > 0
+        assert m.balanced and m.passes[0].clusters > 0
         outs[executor] = read_output(tmp_path / executor / "out")
     assert outs["inline"].equals(outs["ray"])
     kept = outs["inline"]
@@ -95,5 +95,5 @@ def test_without_rejected_output_counts_stay_exact(tmp_path):
     m = run_recipe(parse_recipe(r))
     groups = len(pc.unique(table.column("group")))
     assert (m.rows_written, m.rows_rejected) == (groups, table.num_rows - groups) and m.balanced
-    op = m.stages[0]["operators"][0]
+    op = m.stages[0].operators[0]
     assert op.reasons == {"exact_dedup:duplicate": table.num_rows - groups}

@@ -16,6 +16,7 @@ from rich.table import Table
 from mdf import projection as proj
 from mdf.errors import RecipeError
 from mdf.layout import metrics_path
+from mdf.metrics import RunMetrics
 from mdf.recipe import Recipe
 
 
@@ -34,8 +35,8 @@ def measured_for(recipe: Recipe, sample_costs: Any, batch_rows: int) -> proj.Mea
     """The last run's measured costs when its metrics match this recipe's stages, else the sample's."""
     path = metrics_path(str(recipe.writer.params.get("path", ".")))
     if path.is_file():
-        m = json.loads(path.read_text())
-        if [s["name"] for s in m.get("stages", [])] == [s.name for s in recipe.stages]:
+        m = RunMetrics.read_json(path)
+        if [s.name for s in m.stages] == [s.name for s in recipe.stages]:
             measured = proj.Measured.from_metrics(m)
             measured.notes.append(f"costs from the run recorded in {path}")
             return measured

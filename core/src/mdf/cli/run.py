@@ -8,7 +8,6 @@ import click
 from rich.console import Console
 
 from mdf.cli.where import print_where
-from mdf.damage import describe
 from mdf.executor import run_recipe
 from mdf.progress import LiveProgress
 from mdf.recipe import load_recipe
@@ -43,7 +42,7 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool, 
         Console(width=max(Console().width, 140)).print(metrics_table(metrics))
         print_where(console, parsed, metrics)
     for entry in metrics.damaged:  # even with --quiet: rows are missing from these files
-        console.print(f"[bold red]damaged input:[/] {describe(entry)}", highlight=False, soft_wrap=True)
+        console.print(f"[bold red]damaged input:[/] {entry.describe()}", highlight=False, soft_wrap=True)
     if not metrics.balanced:
         raise click.ClickException(
             f"row accounting mismatch: {metrics.rows_read} read != {metrics.rows_written} kept + "

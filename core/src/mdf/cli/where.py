@@ -6,15 +6,15 @@ One place for both commands, so a newcomer finishing the demo learns the same la
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 
 from mdf import layout
+from mdf.metrics import RunMetrics
 from mdf.recipe import Recipe
+from mdf.run_stats import RayMetrics
 
 
-def where_lines(recipe: Recipe, metrics: Any = None) -> list[str]:
+def where_lines(recipe: Recipe, metrics: RunMetrics | None = None) -> list[str]:
     """``kept rows: out/``, ``rejected rows (with _reason): rejected/`` (when the recipe keeps them), ``metrics:``,
     and with the run's ``metrics``: the report and the log files the run wrote."""
     out = str(recipe.writer.params.get("path", "."))
@@ -28,15 +28,15 @@ def where_lines(recipe: Recipe, metrics: Any = None) -> list[str]:
         return lines
     if metrics.report is not None:
         lines.append(f"report: {metrics.report}")
-    elif metrics.extra.get("report_error"):
-        lines.append(f"report: not written ({metrics.extra['report_error']}); retry with `mdf report {out}`")
+    elif metrics.report_error:
+        lines.append(f"report: not written ({metrics.report_error}); retry with `mdf report {out}`")
     if layout.log_path(out).exists():
         lines.append(f"log: {layout.log_path(out)}")
-    if metrics.extra.get("ray_logs"):
-        lines.append(f"Ray's logs: {metrics.extra['ray_logs']}")
+    if isinstance(metrics.executor_metrics, RayMetrics) and metrics.executor_metrics.ray_logs:
+        lines.append(f"Ray's logs: {metrics.executor_metrics.ray_logs}")
     return lines
 
 
-def print_where(console: Console, recipe: Recipe, metrics: Any = None) -> None:
+def print_where(console: Console, recipe: Recipe, metrics: RunMetrics | None = None) -> None:
     for line in where_lines(recipe, metrics):
         console.print(line, highlight=False, soft_wrap=True)

@@ -35,7 +35,7 @@ def prepare(recipe: Recipe, plugins: Plugins | None = None) -> Plan:
     if rows == "auto":  # sized from a random sample of the data itself (mdf.partition)
         from mdf.partition import resolve_auto
 
-        plan.batch_rows, plan.extra["max_in_flight"] = resolve_auto(plan, recipe)
+        plan.batch_rows, plan.max_in_flight = resolve_auto(plan, recipe)
     return plan
 
 

@@ -37,8 +37,9 @@ from mdf.executor.passes import attach_state, dedup_positions, namespace, run_pa
 from mdf.executor.plan import Plan
 from mdf.executor.threads import Aborted, ByteBudget, Turnstile, prefetch
 from mdf.io.base import Shard
-from mdf.metrics import OperatorMetrics, RunMetrics, count_reasons
+from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics, count_reasons
 from mdf.operators import BatchContext, Operator, split_rejected
+from mdf.run_stats import InlineMetrics
 from mdf.state import Checkpoint, KeyState
 from mdf.tally import ShardTally
 
@@ -127,8 +128,8 @@ class InlineExecutor(Executor):
         workers = self.params.worker_count(len(plan.shards))
         outputs = Outputs.build(plan)
         keep_rejected = outputs.rejected is not None
-        metrics = RunMetrics(executor="inline", shards=len(plan.shards))
-        metrics.extra["workers"] = workers
+        stats = InlineMetrics(workers=workers)
+        metrics = RunMetrics(executor="inline", shards=len(plan.shards), executor_metrics=stats)
         gates = [
             namespace(i, j, plan.recipe.stages[i].operators[j].name)
             for i, j, mode in dedup_positions(plan)
@@ -174,8 +175,8 @@ class InlineExecutor(Executor):
                 live[shard.id] = counted
             offset = batches = written = dropped = 0
             for index, batch in enumerate(prefetch(plan.reader.read(shard, plan.batch_rows))):
-                if not metrics.batches:  # when the first batch arrived (start-up cost, in benchmarks)
-                    metrics.extra.setdefault("first_batch_unix_s", time.time())
+                if stats.first_batch_unix_s is None:  # start-up cost, in benchmarks
+                    stats.first_batch_unix_s = time.time()
                 batch, rej = split_rejected(batch)
                 rejected = [rej] if rej is not None else []
                 ctx = BatchContext(shard.id, index, offset, shard.index)
@@ -278,7 +279,7 @@ class InlineExecutor(Executor):
                 progress.stop()
         pool.shutdown(wait=True)
         metrics.wall_s = time.perf_counter() - start
-        metrics.extra["peak_bytes_in_flight"] = budget.peak
+        stats.peak_bytes_in_flight = budget.peak
         metrics.stages = _stages(plan, finished)
         return metrics
 
@@ -312,7 +313,7 @@ def _cumulative(finished: list[OperatorMetrics], live: Any) -> list[SimpleNamesp
     return out
 
 
-def _stages(plan: Plan, finished: list[OperatorMetrics]) -> list[dict[str, Any]]:
+def _stages(plan: Plan, finished: list[OperatorMetrics]) -> list[StageMetrics]:
     """The finished shards' operator counters, per stage (named from the recipe when no shard ran)."""
     out, k = [], 0
     for spec in plan.recipe.stages:
@@ -320,5 +321,5 @@ def _stages(plan: Plan, finished: list[OperatorMetrics]) -> list[dict[str, Any]]
         for op_spec in spec.operators:
             ops.append(finished[k] if k < len(finished) else OperatorMetrics(op_spec.name, "?"))
             k += 1
-        out.append({"name": spec.name, "operators": ops})
+        out.append(StageMetrics(spec.name, ops))
     return out

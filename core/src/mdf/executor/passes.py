@@ -24,6 +24,7 @@ from mdf.executor.plan import Plan
 from mdf.metrics import RunMetrics
 from mdf.operators import Operator
 from mdf.recipe import ComponentSpec, Recipe
+from mdf.run_stats import KeyStateStats, PassMetrics, ResumeInfo
 from mdf.state import Checkpoint, KeyState, auto_buckets
 
 RunPass = Callable[[Plan, "KeyState | None", "Checkpoint | None", Any], RunMetrics]
@@ -67,7 +68,7 @@ def run_passes(plan: Plan, run_pass: RunPass, make_state: Callable[[int], KeySta
         expected = spec.expected_keys or sum(s.rows or 0 for s in plan.shards)
         num_buckets = auto_buckets(expected, os.cpu_count() or 1)
     state = make_state(num_buckets) if dedups else None
-    passes: list[dict[str, Any]] = []
+    passes: list[PassMetrics] = []
     for i, j, mode in dedups:
         if mode != "cluster":
             continue
@@ -77,26 +78,26 @@ def run_passes(plan: Plan, run_pass: RunPass, make_state: Callable[[int], KeySta
         sub = dataclasses.replace(plan, recipe=collect_recipe(plan.recipe, i, j))
         m = run_pass(sub, state, None, None)
         clusters = state.finalize(ns)
-        passes.append({"collect": ns, "rows_read": m.rows_read, "wall_s": round(time.perf_counter() - start, 3)})
-        passes[-1].update(clusters)
+        wall_s = round(time.perf_counter() - start, 3)
+        passes.append(PassMetrics(ns, m.rows_read, wall_s, clusters["edges"], clusters["rows_in_clusters"],
+                                  clusters["clusters"]))  # fmt: skip
     resume = plan.recipe.executor.resume
-    checkpoint = Checkpoint(plan.output_dir, state, spec.snapshot_every_s, resume, plan.extra.get("fingerprint"))
+    checkpoint = Checkpoint(plan.output_dir, state, spec.snapshot_every_s, resume, plan.fingerprint)
     done = checkpoint.load()
     final = dataclasses.replace(plan, shards=[s for s in plan.shards if s.id not in done]) if done else plan
     metrics = run_pass(final, state, checkpoint, progress)
     checkpoint.save()
-    if passes:
-        metrics.extra["passes"] = passes
+    metrics.passes = passes
     if done:  # the whole run: the restored shards' counts plus this run's
         tally.restore(metrics, checkpoint.restored)
         metrics.shards = len(plan.shards)
-        metrics.extra["resumed"] = {
-            "skipped_shards": len(done),
-            "restored_rows_read": checkpoint.restored.get("rows_read", 0),
-            "this_run_shards": len(final.shards),
-            "shards": sorted(done),
-        }
+        metrics.resumed = ResumeInfo(
+            skipped_shards=len(done),
+            restored_rows_read=checkpoint.restored.get("rows_read", 0),
+            this_run_shards=len(final.shards),
+            shards=sorted(done),
+        )
     if state is not None:
-        metrics.extra["key_state"] = state.stats()
-        metrics.extra["key_state_snapshots"] = checkpoint.snapshots
+        metrics.key_state = {ns: KeyStateStats.from_dict(s) for ns, s in state.stats().items()}
+        metrics.key_state_snapshots = checkpoint.snapshots
     return metrics

@@ -6,7 +6,7 @@ to import another to name it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from mdf.io.base import Reader, Shard
@@ -23,7 +23,9 @@ class Plan:
     reader: Reader
     shards: list[Shard]
     batch_rows: int
-    extra: dict[str, Any] = field(default_factory=dict)
+    max_in_flight: int | None = None  # the partition planner's bound, with ``batch_rows: auto``
+    partition: dict[str, Any] | None = None  # the partition planner's choice and rules, for the report
+    fingerprint: str | None = None  # of recipe and input, once the output folders are claimed (--resume checks it)
 
     @property
     def output_dir(self) -> str:

@@ -32,7 +32,8 @@ from mdf.executor.passes import run_passes
 from mdf.executor.placement import actor_options, cluster_address, connect, fuse_groups, plan_replicas
 from mdf.executor.plan import Plan
 from mdf.executor.ray_params import RAY_PIP, RayParams
-from mdf.metrics import OperatorMetrics, RunMetrics
+from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics
+from mdf.run_stats import RayMetrics, StageStats, WriterStats
 from mdf.state import Checkpoint, KeyState
 from mdf.tally import ShardTally
 
@@ -102,8 +103,8 @@ class RayExecutor(Executor):
         self._run_id = f"mdf-{int(time.time() * 1000) % 10**10}"
         try:
             metrics = run_passes(self.plan, self._run_pass, self._make_state, progress)
-            if session.log_dir:
-                metrics.extra["ray_logs"] = session.log_dir
+            if session.log_dir and isinstance(metrics.executor_metrics, RayMetrics):
+                metrics.executor_metrics.ray_logs = session.log_dir
             return metrics
         except Exception as exc:  # a remote failure reads as one line, its traceback goes to the log file
             raise local_error(exc, output) from None
@@ -192,7 +193,7 @@ class RayExecutor(Executor):
         self.max_in_flight = (
             spec.max_in_flight
             if spec.max_in_flight != "auto"
-            else plan.extra.get("max_in_flight") or auto_max_in_flight(self.replicas, n_loaders)
+            else plan.max_in_flight or auto_max_in_flight(self.replicas, n_loaders)
         )
         self._pipe = Pipeline(loaders, stage_actors, writers)
         return self._pipe
@@ -252,7 +253,7 @@ class RayExecutor(Executor):
                         metrics.observe(  # report: shard rows, per-operator counts over time
                             chain.shard, result["rows_written"], result["rows_rejected"],
                             result["rows_rejected"] - sum(m.rows_rejected for m in result["operators"]),
-                            [s["operators"] for s in self._stage_metrics(op_totals)],
+                            [s.operators for s in self._stage_metrics(op_totals)],
                         )  # fmt: skip
                         written[chain.shard] += 1
                         if written[chain.shard] == expected.get(chain.shard):
@@ -291,7 +292,7 @@ class RayExecutor(Executor):
                 progress.stop()
         metrics.wall_s = time.perf_counter() - start
         metrics.stages = self._stage_metrics(op_totals)
-        metrics.extra = self._stage_stats(pipe, metrics.wall_s)
+        metrics.executor_metrics = self._stage_stats(pipe, metrics.wall_s)
         return metrics
 
     @staticmethod
@@ -319,22 +320,22 @@ class RayExecutor(Executor):
         done = owner[meta["shard"]].write.remote(meta, ref)
         return done, Chain(meta["shard"], meta["nbytes"], used)
 
-    def _stage_metrics(self, totals: dict[tuple[int, str], OperatorMetrics]) -> list[dict[str, Any]]:
+    def _stage_metrics(self, totals: dict[tuple[int, str], OperatorMetrics]) -> list[StageMetrics]:
         out, k = [], 0
         for stage in self.plan.recipe.stages:
             ops = []
             for op in stage.operators:
                 ops.append(totals.get((k, op.name), OperatorMetrics(op.name, "?")))
                 k += 1
-            out.append({"name": stage.name, "operators": ops})
+            out.append(StageMetrics(stage.name, ops))
         return out
 
-    def _stage_stats(self, pipe: Pipeline, wall_s: float) -> dict[str, Any]:
+    def _stage_stats(self, pipe: Pipeline, wall_s: float) -> RayMetrics:
         """Busy/idle per stage (summed over its replicas) and the bottleneck: the busiest stage per replica.
         Stages fused into one actor report their own busy time and the group they ran in (``actor``)."""
         import ray
 
-        stages = []
+        stages: list[StageStats] = []
         recipe_stages = self.plan.recipe.stages
         for members, group in zip(self.groups, pipe.stages, strict=True):
             stats = ray.get([a.stats.remote() for a in group])
@@ -342,41 +343,41 @@ class RayExecutor(Executor):
                 busy = sum(s["stage_busy_s"][j] for s in stats)
                 share = [s["stage_busy_s"][j] / s["busy_s"] if s["busy_s"] else 1 / len(members) for s in stats]
                 stages.append(
-                    {
-                        "name": recipe_stages[i].name,
-                        "actor": "+".join(recipe_stages[m].name for m in members),
-                        "replicas": len(group),
-                        "nodes": sorted({s["node_id"] for s in stats}),
-                        "busy_s": round(busy, 4),
-                        "idle_s": round(max(0.0, wall_s * len(group) - busy), 4),
-                        "utilisation": round(busy / (wall_s * len(group)), 4) if wall_s > 0 else 0.0,
-                        "replica_utilisation": [
+                    StageStats(
+                        name=recipe_stages[i].name,
+                        actor="+".join(recipe_stages[m].name for m in members),
+                        replicas=len(group),
+                        nodes=sorted({s["node_id"] for s in stats}),
+                        busy_s=round(busy, 4),
+                        idle_s=round(max(0.0, wall_s * len(group) - busy), 4),
+                        utilisation=round(busy / (wall_s * len(group)), 4) if wall_s > 0 else 0.0,
+                        replica_utilisation=[
                             round(s["stage_busy_s"][j] / wall_s, 4) if wall_s > 0 else 0.0 for s in stats
                         ],
-                        "cpu_s": round(sum(s["cpu_s"] * f for s, f in zip(stats, share, strict=True)), 4),
-                    }
+                        cpu_s=round(sum(s["cpu_s"] * f for s, f in zip(stats, share, strict=True)), 4),
+                    )
                 )
         wstats = ray.get([w.stats.remote() for w in pipe.writers])
         busy = sum(w["busy_s"] for w in wstats)
-        writer_stats = {
-            "name": "(writers)",
-            "replicas": len(pipe.writers),
-            "busy_s": round(busy, 4),
-            "utilisation": round(busy / (wall_s * len(pipe.writers)), 4) if wall_s > 0 else 0.0,
-            "cpu_s": round(sum(w["cpu_s"] for w in wstats), 4),
-            "loader_cpu_s": round(sum(x["cpu_s"] for x in ray.get([a.stats.remote() for a in pipe.loaders])), 4),
-        }
+        writer_stats = WriterStats(
+            replicas=len(pipe.writers),
+            busy_s=round(busy, 4),
+            utilisation=round(busy / (wall_s * len(pipe.writers)), 4) if wall_s > 0 else 0.0,
+            cpu_s=round(sum(w["cpu_s"] for w in wstats), 4),
+            loader_cpu_s=round(sum(x["cpu_s"] for x in ray.get([a.stats.remote() for a in pipe.loaders])), 4),
+        )
         # the writers (Parquet encode, compression) can be the slowest step of a filter-only pipeline
-        bottleneck = max([*stages, writer_stats], key=lambda s: s["utilisation"])["name"]
-        return {
-            "startup_s": round(self.startup_s, 3),
-            "stage_stats": stages,
-            "writer_stats": writer_stats,
-            "bottleneck": bottleneck,
-            "max_in_flight": self.max_in_flight,
-            "peak_in_flight": self.peak_in_flight,
-            "peak_bytes_in_flight": self.peak_bytes_in_flight,
-            "replicas": {
+        candidates: list[StageStats | WriterStats] = [*stages, writer_stats]
+        bottleneck = max(candidates, key=lambda s: s.utilisation).name
+        return RayMetrics(
+            startup_s=round(self.startup_s, 3),
+            stage_stats=stages,
+            writer_stats=writer_stats,
+            bottleneck=bottleneck,
+            max_in_flight=self.max_in_flight,
+            peak_in_flight=self.peak_in_flight,
+            peak_bytes_in_flight=self.peak_bytes_in_flight,
+            replicas={
                 self.plan.recipe.stages[i].name: n for g, n in zip(self.groups, self.replicas, strict=True) for i in g
             },
-        }
+        )

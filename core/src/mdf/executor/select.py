@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from mdf import __version__, layout
-from mdf.damage import describe
 from mdf.executor.api import Executor
 from mdf.executor.base import prepare
 from mdf.executor.plan import Plan
@@ -51,7 +50,7 @@ def run_recipe(
         with run_log(layout.log_path(plan.output_dir)):
             LOG.info(
                 "run started: mdf %s, recipe %s, output %s, fingerprint %s%s",
-                __version__, recipe.source, owned.output, plan.extra.get("fingerprint"),
+                __version__, recipe.source, owned.output, plan.fingerprint,
                 ", resuming" if owned.resumed else "",
             )  # fmt: skip
             metrics = _run(plan, owned, recipe, progress, announce)
@@ -60,7 +59,7 @@ def run_recipe(
     try:  # the data and metrics.json are published: a report that cannot be drawn must not fail the run
         metrics.report = write_report(owned.output)
     except Exception as exc:  # said on the run's last line; `mdf report` retries it
-        metrics.extra["report_error"] = f"{type(exc).__name__}: {exc}"
+        metrics.report_error = f"{type(exc).__name__}: {exc}"
     return metrics
 
 
@@ -72,9 +71,9 @@ def _run(plan: Plan, owned: Any, recipe: Recipe, progress: Any, announce: Callab
         if announce is not None:
             announce(line)
         metrics = executor.run(progress)
-        metrics.extra.update(run_context(recipe, plan.extra, plan.batch_rows))  # recipe, machine: for the report
+        metrics.context = run_context(recipe, plan.partition, plan.batch_rows)  # recipe, machine: for the report
         for entry in metrics.damaged:
-            LOG.warning("damaged input: %s", describe(entry))
+            LOG.warning("damaged input: %s", entry.describe())
         LOG.info(
             "run finished: %s read -> %s kept + %s rejected (%s) in %.2fs",
             f"{metrics.rows_read:,}", f"{metrics.rows_written:,}", f"{metrics.rows_rejected:,}",

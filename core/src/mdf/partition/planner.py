@@ -190,5 +190,5 @@ def resolve_auto(
         seed=seed,
         batch_rows=rows if isinstance(rows, int) else None,
     )
-    plan.extra["partition"] = result.to_json()  # the run report shows the choice and its rules
+    plan.partition = result.to_json()  # the run report shows the choice and its rules
     return result.batch_rows, in_flight if isinstance(in_flight, int) else result.max_in_flight

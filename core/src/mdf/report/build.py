@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
 
 from mdf.errors import MdfError
 from mdf.layout import metrics_path, report_path
+from mdf.metrics import RunMetrics
 from mdf.report import scale, sections
 from mdf.report.html import page
 from mdf.report.samples import rejected_samples
@@ -27,17 +26,20 @@ SECTIONS = (
 )
 
 
-def load_metrics(output: str | os.PathLike[str]) -> dict[str, Any]:
-    path = metrics_path(output)
+def load_metrics(output: str | os.PathLike[str]) -> RunMetrics:
+    path = metrics_path(Path(output))
     if not path.is_file():
         raise MdfError(f"{output}: no _mdf/metrics.json (not the output folder of an mdf run); pass the writer's path")
-    return json.loads(path.read_text())
+    try:
+        return RunMetrics.read_json(path)
+    except (ValueError, KeyError, TypeError) as exc:  # not JSON, or not the shape mdf writes
+        raise MdfError(f"{path}: not a metrics.json mdf can read ({type(exc).__name__}: {exc})") from None
 
 
-def render(m: dict[str, Any]) -> str:
+def render(m: RunMetrics) -> str:
     """The page for a run's metrics (with sample rejected rows when the rejected output is still there)."""
     reasons = [r for r, _ in sections._reasons_in_order(m)]
-    samples = rejected_samples(m.get("rejected_path"), m.get("rejected_format"), reasons)
+    samples = rejected_samples(m.context.rejected_path, m.context.rejected_format, reasons)
     body = {
         "summary": sections.summary(m),
         "funnel": sections.funnel(m, samples),
@@ -50,15 +52,15 @@ def render(m: dict[str, Any]) -> str:
         "batch-size": sections.batch_size(m),
         "projection": scale.projection(m),
     }
-    title = f"mdf run report: {m['rows_read']:,} rows -> {m['rows_written']:,} kept"
-    subtitle = f"{m['executor']} executor, {m['wall_s']:,.2f} s, {m['rows_per_s']:,.0f} rec/s"
+    title = f"mdf run report: {m.rows_read:,} rows -> {m.rows_written:,} kept"
+    subtitle = f"{m.executor} executor, {m.wall_s:,.2f} s, {m.rows_per_s:,.0f} rec/s"
     return page(title, subtitle, [(i, t, body[i]) for i, t in SECTIONS])
 
 
 def write_report(output: str | os.PathLike[str]) -> Path:
     """Render the report of the run that wrote ``output`` and write it atomically beside its metadata."""
     html = render(load_metrics(output))
-    out = report_path(output)
+    out = report_path(Path(output))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".html.tmp")
     tmp.write_text(html, encoding="utf-8")

@@ -10,20 +10,22 @@ import sys
 from typing import Any
 
 from mdf import __version__
+from mdf.recipe import Recipe
+from mdf.run_stats import ClusterInfo, Machine, RunContext
 
 
-def machine() -> dict[str, Any]:
+def machine() -> Machine:
     """This machine (the driver's, for Ray runs; the cluster's totals are added when Ray is up)."""
-    info: dict[str, Any] = {
-        "host": platform.node(),
-        "os": f"{platform.system()} {platform.release()}",
-        "python": sys.version.split()[0],
-        "cpus": os.cpu_count() or 1,
-        "mdf": __version__,
-    }
+    info = Machine(
+        host=platform.node(),
+        os=f"{platform.system()} {platform.release()}",
+        python=sys.version.split()[0],
+        cpus=os.cpu_count() or 1,
+        mdf=__version__,
+    )
     try:
         with open("/proc/meminfo") as fh:
-            info["memory_gb"] = round(int(fh.readline().split()[1]) / 2**20, 1)
+            info.memory_gb = round(int(fh.readline().split()[1]) / 2**20, 1)
     except (OSError, ValueError, IndexError):
         pass
     try:
@@ -31,26 +33,24 @@ def machine() -> dict[str, Any]:
 
         if ray.is_initialized():
             res = ray.cluster_resources()
-            info["cluster"] = {
-                "nodes": len([n for n in ray.nodes() if n.get("Alive")]),
-                "cpus": res.get("CPU", 0),
-                "gpus": res.get("GPU", 0),
-            }
+            info.cluster = ClusterInfo(
+                nodes=len([n for n in ray.nodes() if n.get("Alive")]),
+                cpus=res.get("CPU", 0),
+                gpus=res.get("GPU", 0),
+            )
     except ImportError:
         pass
     return info
 
 
-def run_context(recipe: Any, plan_extra: dict[str, Any], batch_rows: int) -> dict[str, Any]:
+def run_context(recipe: Recipe, partition: dict[str, Any] | None, batch_rows: int) -> RunContext:
     """The recipe (after ``--set`` overrides), where rejected rows went, the machine, the batch-size choice."""
     rejected = recipe.rejected
-    return {
-        "recipe": recipe.model_dump(mode="json"),
-        "rejected_path": os.path.abspath(str(rejected.params["path"]))
-        if rejected and "path" in rejected.params
-        else None,
-        "rejected_format": rejected.type if rejected else None,
-        "machine": machine(),
-        "batch_rows": batch_rows,
-        "partition": plan_extra.get("partition"),
-    }
+    return RunContext(
+        recipe=recipe.model_dump(mode="json"),
+        rejected_path=os.path.abspath(str(rejected.params["path"])) if rejected and "path" in rejected.params else None,
+        rejected_format=rejected.type if rejected else None,
+        machine=machine(),
+        batch_rows=batch_rows,
+        partition=partition,
+    )

@@ -7,38 +7,41 @@ from typing import Any
 from markupsafe import Markup
 
 from mdf import projection as proj
+from mdf.metrics import RunMetrics
 from mdf.report import plots
 from mdf.report.html import plot, section, table
 from mdf.report.sections import stage_ranges
+from mdf.run_stats import RayMetrics
 
 
-def bottleneck(m: dict[str, Any]) -> Markup:
-    stats = m.get("stage_stats")
-    if stats:  # Ray: busy time per replica, measured by the stage actors
-        rows, labels, values = [], [], []
-        for s in stats:
-            per = s.get("replica_utilisation") or []
+def bottleneck(m: RunMetrics) -> Markup:
+    ray = m.executor_metrics
+    if isinstance(ray, RayMetrics) and ray.stage_stats:  # Ray: busy time per replica, measured by the actors
+        rows: list[list[Any]] = []
+        labels: list[str] = []
+        values: list[float] = []
+        for s in ray.stage_stats:
+            per = s.replica_utilisation
             rows.append(
-                [s["name"], s["replicas"], len(s.get("nodes", [])), s["busy_s"], s["utilisation"] * 100,
-                 ", ".join(f"{u:.0%}" for u in per)]
-            )  # fmt: skip
-            labels += [f"{s['name']} #{i}" for i in range(len(per))]
+                [s.name, s.replicas, len(s.nodes), s.busy_s, s.utilisation * 100, ", ".join(f"{u:.0%}" for u in per)]
+            )
+            labels += [f"{s.name} #{i}" for i in range(len(per))]
             values += [u * 100 for u in per]
-        w = m.get("writer_stats")
-        if w:
-            rows.append(["(writers)", w["replicas"], "", w["busy_s"], w["utilisation"] * 100, ""])
+        w = ray.writer_stats
+        if w is not None:
+            rows.append([w.name, w.replicas, "", w.busy_s, w.utilisation * 100, ""])
         headers = ["stage", "replicas", "nodes", "busy s", "utilisation %", "per replica"]
         intro = Markup(
             "<p>Bottleneck: <b>{}</b> (the busiest stage per replica). Chains in flight: peak {} of {}.</p>"
-        ).format(m.get("bottleneck"), m.get("peak_in_flight"), m.get("max_in_flight"))
+        ).format(ray.bottleneck, ray.peak_in_flight, ray.max_in_flight)
         img = plots.safely(plots.bars, labels, values, "busy % of wall time", "utilisation per replica", 100)
         return section("bottleneck", "Bottleneck and utilisation per replica", intro, plot(img),
                        table(headers, rows, numeric=(1, 2, 3, 4)))  # fmt: skip
     # inline: one process; the stage with the most operator time is the one to speed up or give replicas
-    busy = [(s["name"], sum(op["time_s"] for op in s["operators"])) for s in m["stages"]]
+    busy = [(s.name, sum(op.time_s for op in s.operators)) for s in m.stages]
     total = sum(b for _, b in busy) or 1.0
     worst = max(busy, key=lambda b: b[1])[0] if busy else "-"
-    rows = [[n, b, b / total * 100, b / m["wall_s"] * 100 if m["wall_s"] else 0.0] for n, b in busy]
+    rows = [[n, b, b / total * 100, b / m.wall_s * 100 if m.wall_s else 0.0] for n, b in busy]
     intro = Markup(
         "<p>Bottleneck: <b>{}</b> (most operator time). Inline runs one process; on Ray this stage is "
         "the one to give more replicas.</p>"
@@ -48,41 +51,39 @@ def bottleneck(m: dict[str, Any]) -> Markup:
                    table(["stage", "operator time s", "share %", "% of wall"], rows, numeric=(1, 2, 3)))  # fmt: skip
 
 
-def key_state(m: dict[str, Any]) -> Markup:
-    ks = m.get("key_state") or {}
+def key_state(m: RunMetrics) -> Markup:
+    ks = m.key_state
     if not ks:
         return section("key-state", "Key state (dedup)", "no deduplicator in this recipe: no key state")
     rows = [
-        [ns, k["keys"], k["buckets"], k["bytes"] / 2**20, k["bytes_per_key"], k["max_bucket_bytes"] / 2**20]
-        for ns, k in ks.items()
+        [ns, k.keys, k.buckets, k.bytes / 2**20, k.bytes_per_key, k.max_bucket_bytes / 2**20] for ns, k in ks.items()
     ]
     headers = ["namespace", "keys", "buckets", "MiB", "bytes/key", "largest bucket MiB"]
     # growth: keys are added by the rows a deduplicator keeps, so the kept rows over time trace the state's size
-    tl = m.get("timeline") or {}
-    width, buckets = tl.get("bucket_s", 1.0), tl.get("ops") or []
-    flat = [(s["name"], op) for s in m["stages"] for op in s["operators"]]
+    width, buckets = m.timeline.bucket_s, m.timeline.ops
+    flat = m.operators()
     series: dict[str, list[float]] = {}
     for ns, k in ks.items():
-        idx = next((i for i, (_, op) in enumerate(flat) if ns.endswith(":" + op["name"])), None)
+        idx = next((i for i, op in enumerate(flat) if ns.endswith(":" + op.name)), None)
         if idx is None or not buckets:
             continue
         kept = [b[idx][1] if idx < len(b) else 0 for b in buckets]
         total, acc, line = sum(kept) or 1, 0.0, []
         for v in kept:
             acc += v
-            line.append(acc / total * k["bytes"] / 2**20)
+            line.append(acc / total * k.bytes / 2**20)
         series[ns] = line
     seconds = [(i + 1) * width for i in range(len(buckets))]
     img = plots.safely(plots.growth, seconds, series, "MiB (estimated)") if series else None
     note = Markup(
         '<p class="muted">Growth is estimated: the final size spread over time in proportion to the rows '
         "each deduplicator kept. {} snapshot(s) were taken during the run.</p>"
-    ).format(m.get("key_state_snapshots", 0))
+    ).format(m.key_state_snapshots)
     return section("key-state", "Key state (dedup): size and growth", table(headers, rows, numeric=(1, 2, 3, 4, 5)),
                    plot(img), note)  # fmt: skip
 
 
-def projection(m: dict[str, Any]) -> Markup:
+def projection(m: RunMetrics) -> Markup:
     measured = proj.Measured.from_metrics(m)
     rows = proj.cluster_table(measured)
     gpu = proj.needs_gpu(measured)
@@ -94,7 +95,7 @@ def projection(m: dict[str, Any]) -> Markup:
     ]  # fmt: skip
     costs = [[s.name, s.cpu_s_per_row * 1e6, s.gpu_s_per_row * 1e6] for s in measured.stages]
     costs.append(["read + write", measured.io_cpu_s_per_row * 1e6, 0.0])
-    ops = [op["name"] for s in m["stages"] for op in s["operators"]]
+    ops = [op.name for op in m.operators()]
     seed = proj.seed_table(ops)
     ours = table(headers, body, numeric=(0, 1, 2) if gpu else (0, 1))
     parts: list[Any] = [

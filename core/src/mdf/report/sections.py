@@ -1,7 +1,8 @@
 """The report's sections about where rows and time went: summary, funnel, throughput, latency, shards, recipe.
 
-Each function takes the run's ``metrics.json`` as a dict and returns one ``<section>`` as Markup; every number
-is in a table (readable with scripts off), and a plot sits beside it when matplotlib is installed.
+Each function takes the run's metrics (``metrics.json`` read back by :meth:`mdf.metrics.RunMetrics.from_dict`)
+and returns one ``<section>`` as Markup; every number is in a table (readable with scripts off), and a plot
+sits beside it when matplotlib is installed.
 """
 
 from __future__ import annotations
@@ -12,17 +13,19 @@ from typing import Any
 import yaml
 from markupsafe import Markup
 
+from mdf.metrics import RunMetrics
 from mdf.recording import LATENCY_EDGES_S, histogram_quantile
 from mdf.report import plots
 from mdf.report.html import num, plot, section, table
+from mdf.run_stats import Machine, RayMetrics
 
 
-def stage_ranges(m: dict[str, Any]) -> list[tuple[str, int, int]]:
+def stage_ranges(m: RunMetrics) -> list[tuple[str, int, int]]:
     """``(stage, first op index, end op index)`` in the flattened operator order the timeline uses."""
     out, k = [], 0
-    for s in m["stages"]:
-        out.append((s["name"], k, k + len(s["operators"])))
-        k += len(s["operators"])
+    for s in m.stages:
+        out.append((s.name, k, k + len(s.operators)))
+        k += len(s.operators)
     return out
 
 
@@ -30,49 +33,51 @@ def _rate(rows: float, seconds: float) -> float:
     return rows / seconds if seconds > 0 else 0.0
 
 
-def summary(m: dict[str, Any]) -> Markup:
-    machine = m.get("machine") or {}
-    cluster = machine.get("cluster")
-    where = f"{machine.get('cpus', '?')} CPUs, {machine.get('memory_gb', '?')} GB, {machine.get('os', '')}"
+def summary(m: RunMetrics) -> Markup:
+    machine = m.context.machine or Machine()
+    cluster = machine.cluster
+    memory = "?" if machine.memory_gb is None else machine.memory_gb
+    where = f"{machine.cpus or '?'} CPUs, {memory} GB, {machine.os}"
     if cluster:
-        where += f"; Ray cluster: {cluster['nodes']} node(s), {cluster['cpus']:g} CPUs, {cluster['gpus']:g} GPUs"
-    started = (m.get("timeline") or {}).get("started_at")
+        where += f"; Ray cluster: {cluster.nodes} node(s), {cluster.cpus:g} CPUs, {cluster.gpus:g} GPUs"
+    started = m.timeline.started_at
     cards = [
-        ("rows in", f"{m['rows_read']:,}"),
-        ("kept", f"{m['rows_written']:,}"),
-        ("rejected", f"{m['rows_rejected']:,}"),
-        ("wall time", f"{m['wall_s']:,.2f} s"),
-        ("throughput", f"{m['rows_per_s']:,.0f} rec/s"),
-        ("executor", m["executor"]),
-        ("shards", f"{m['shards']:,}"),
-        ("batches", f"{m['batches']:,}"),
+        ("rows in", f"{m.rows_read:,}"),
+        ("kept", f"{m.rows_written:,}"),
+        ("rejected", f"{m.rows_rejected:,}"),
+        ("wall time", f"{m.wall_s:,.2f} s"),
+        ("throughput", f"{m.rows_per_s:,.0f} rec/s"),
+        ("executor", m.executor),
+        ("shards", f"{m.shards:,}"),
+        ("batches", f"{m.batches:,}"),
     ]
     card_html = Markup("").join(
         Markup('<div class="card"><b>{}</b><span>{}</span></div>').format(v, k) for k, v in cards
     )
-    check = Markup('<span class="ok">balanced</span>') if m["balanced"] else Markup('<span class="bad">MISMATCH</span>')
+    check = Markup('<span class="ok">balanced</span>') if m.balanced else Markup('<span class="bad">MISMATCH</span>')
     lines = [
         Markup('<div class="cards">{}</div>').format(card_html),
         Markup("<p>rows in = kept + rejected: {} ({:,} = {:,} + {:,})</p>").format(
-            check, m["rows_read"], m["rows_written"], m["rows_rejected"]
+            check, m.rows_read, m.rows_written, m.rows_rejected
         ),
         Markup('<p class="muted">machine: {}; mdf {}, Python {}{}</p>').format(
             where,
-            machine.get("mdf", "?"),
-            machine.get("python", "?"),
+            machine.mdf or "?",
+            machine.python or "?",
             f"; started {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(started))}" if started else "",
         ),
     ]
-    if m.get("startup_s"):
+    ray = m.executor_metrics
+    if isinstance(ray, RayMetrics) and ray.startup_s:
         lines.append(
             Markup('<p class="muted">{:.1f} s of the wall time was starting actors: {:,.0f} rec/s after</p>').format(
-                m["startup_s"], _rate(m["rows_read"], m["wall_s"] - m["startup_s"])
+                ray.startup_s, _rate(m.rows_read, m.wall_s - ray.startup_s)
             )
         )
-    if m.get("resumed"):
+    if m.resumed is not None:
         lines.append(
             Markup("<p>resumed: {:,} shard(s) completed by the killed run were skipped</p>").format(
-                m["resumed"]["skipped_shards"]
+                m.resumed.skipped_shards
             )
         )
     return section("summary", "Summary", *lines)
@@ -82,21 +87,19 @@ def _top(reasons: dict[str, int], n: int = 3) -> list[tuple[str, int]]:
     return sorted(reasons.items(), key=lambda kv: -kv[1])[:n]
 
 
-def funnel(m: dict[str, Any], samples: dict[str, list[dict[str, str]]]) -> Markup:
+def funnel(m: RunMetrics, samples: dict[str, list[dict[str, str]]]) -> Markup:
     rows: list[list[Any]] = []
     bars: list[tuple[str, int, int]] = []
-    if m.get("reader_reasons"):
-        n = sum(m["reader_reasons"].values())
-        top = ", ".join(f"{k} {v:,}" for k, v in _top(m["reader_reasons"]))
-        rows.append(["read", "(reader)", "reader", m["rows_read"], m["rows_read"] - n, "", n, top])
-    for s in m["stages"]:
-        for op in s["operators"]:
-            top = ", ".join(f"{k} {v:,}" for k, v in _top(op["reasons"]))
-            rate = Markup('<td class="n" data-v="{}">{:.1%}</td>').format(op["pass_rate"], op["pass_rate"])
-            rows.append(
-                [s["name"], op["name"], op["kind"], op["rows_in"], op["rows_out"], rate, op["rows_rejected"], top]
-            )
-            bars.append((f"{s['name']}/{op['name']}", op["rows_in"], op["rows_out"]))
+    if m.reader_reasons:
+        n = sum(m.reader_reasons.values())
+        top = ", ".join(f"{k} {v:,}" for k, v in _top(m.reader_reasons))
+        rows.append(["read", "(reader)", "reader", m.rows_read, m.rows_read - n, "", n, top])
+    for s in m.stages:
+        for op in s.operators:
+            top = ", ".join(f"{k} {v:,}" for k, v in _top(op.reasons))
+            rate = Markup('<td class="n" data-v="{}">{:.1%}</td>').format(round(op.pass_rate, 6), op.pass_rate)
+            rows.append([s.name, op.name, op.kind, op.rows_in, op.rows_out, rate, op.rows_rejected, top])
+            bars.append((f"{s.name}/{op.name}", op.rows_in, op.rows_out))
     headers = ["stage", "operator", "kind", "rows in", "rows out", "pass", "rejected", "top reasons"]
     body: list[Markup | str] = [
         Markup('<div id="funnel-table">{}</div>').format(table(headers, rows, numeric=(3, 4, 5, 6))),
@@ -109,7 +112,7 @@ def funnel(m: dict[str, Any], samples: dict[str, list[dict[str, str]]]) -> Marku
             body.append(
                 Markup('<p class="muted">{}</p>').format(
                     "no rejected output was written (set rejected: in the recipe to see sample rows)"
-                    if not m.get("rejected_path")
+                    if not m.context.rejected_path
                     else "no sample rows found in the rejected output"
                 )
             )
@@ -122,26 +125,25 @@ def funnel(m: dict[str, Any], samples: dict[str, list[dict[str, str]]]) -> Marku
     return section("funnel", "Funnel: rows in and out per operator", *body)
 
 
-def _reasons_in_order(m: dict[str, Any], per_op: int = 3) -> list[tuple[str, int]]:
+def _reasons_in_order(m: RunMetrics, per_op: int = 3) -> list[tuple[str, int]]:
     """The top reasons of the reader and of every operator, in pipeline order."""
-    out = _top(m.get("reader_reasons") or {}, per_op)
-    for s in m["stages"]:
-        for op in s["operators"]:
-            out += _top(op["reasons"], per_op)
+    out = _top(m.reader_reasons, per_op)
+    for op in m.operators():
+        out += _top(op.reasons, per_op)
     return out
 
 
-def throughput(m: dict[str, Any]) -> Markup:
-    tl = m.get("timeline") or {}
-    buckets = tl.get("ops") or []
+def throughput(m: RunMetrics) -> Markup:
+    tl = m.timeline
+    buckets = tl.ops
     if not buckets:
         return section("throughput", "Throughput over time", "no batches were recorded")
-    width = tl["bucket_s"]
+    width = tl.bucket_s
     seconds = [(i + 0.5) * width for i in range(len(buckets))]
     series: dict[str, list[float]] = {}
     for name, first, _ in stage_ranges(m):
         series[name] = [b[first][0] / width if first < len(b) else 0.0 for b in buckets]
-    series["(finished)"] = [d / width for d in tl["done"]]
+    series["(finished)"] = [d / width for d in tl.done]
     rows = []
     for name, values in series.items():
         full = values[:-1] if len(values) > 2 else values  # the last bucket is cut short by the run's end
@@ -162,18 +164,18 @@ def throughput(m: dict[str, Any]) -> Markup:
     )
 
 
-def latency(m: dict[str, Any]) -> Markup:
+def latency(m: RunMetrics) -> Markup:
     hists: dict[str, list[int]] = {}
     rows = []
-    for s in m["stages"]:
-        for op in s["operators"]:
-            h = op.get("latency") or []
-            label = f"{s['name']}/{op['name']}"
+    for s in m.stages:
+        for op in s.operators:
+            h = op.latency
+            label = f"{s.name}/{op.name}"
             if sum(h):
                 hists[label] = h
-            mean = op["time_s"] / op["batches"] if op["batches"] else 0.0
+            mean = op.time_s / op.batches if op.batches else 0.0
             q = [histogram_quantile(h, x) * 1e3 for x in (0.5, 0.9, 0.99)] if h else [0.0, 0.0, 0.0]
-            rows.append([label, op["batches"], mean * 1e3, *q, op["time_s"]])
+            rows.append([label, op.batches, mean * 1e3, *q, op.time_s])
     note = Markup(
         '<p class="muted">quantiles are upper edges of doubling bins ({:g} us to {:g} s): within a factor of two.</p>'
     ).format(LATENCY_EDGES_S[0] * 1e6, round(LATENCY_EDGES_S[-1], 1))
@@ -187,9 +189,9 @@ def latency(m: dict[str, Any]) -> Markup:
     )
 
 
-def shards(m: dict[str, Any]) -> Markup:
-    log = (m.get("shard_log") or {}).get("shards") or {}
-    resumed = set((m.get("resumed") or {}).get("shards") or [])
+def shards(m: RunMetrics) -> Markup:
+    log = m.shard_log.shards
+    resumed = set(m.resumed.shards if m.resumed is not None else [])
     rows = []
     for shard, (n, kept, damaged, batches, began, done) in log.items():
         status = Markup('<span class="bad">damaged input</span>') if damaged else "ok"
@@ -208,17 +210,17 @@ def shards(m: dict[str, Any]) -> Markup:
     return section("shards", "Shards", head, body)
 
 
-def recipe(m: dict[str, Any]) -> Markup:
-    rec = m.get("recipe")
+def recipe(m: RunMetrics) -> Markup:
+    rec = m.context.recipe
     if not rec:
         return section("recipe", "Recipe as run", "the recipe was not recorded (a run of an older mdf)")
     text = yaml.safe_dump(rec, sort_keys=False, allow_unicode=True)
     return section("recipe", "Recipe as run (after --set overrides)", Markup("<pre>{}</pre>").format(text))
 
 
-def batch_size(m: dict[str, Any]) -> Markup:
-    part = m.get("partition")
-    rows_ = m.get("batch_rows")
+def batch_size(m: RunMetrics) -> Markup:
+    part = m.context.partition  # the planner's record, as `mdf plan --json` prints it
+    rows_ = m.context.batch_rows
     if not part:
         return section(
             "batch-size",

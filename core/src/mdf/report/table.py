@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from mdf.damage import describe
 from mdf.metrics import RunMetrics
+from mdf.run_stats import RayMetrics
 
 
 def _top_reasons(reasons: dict[str, int], n: int = 3) -> str:
@@ -14,7 +14,8 @@ def _top_reasons(reasons: dict[str, int], n: int = 3) -> str:
 
 
 def _startup(m: RunMetrics) -> str:
-    startup = m.extra.get("startup_s")
+    ray = m.executor_metrics
+    startup = ray.startup_s if isinstance(ray, RayMetrics) else 0.0
     if not startup or m.wall_s <= startup:
         return ""
     return f"; {startup:.1f}s of it starting actors, {m.rows_read / (m.wall_s - startup):,.0f} rec/s after"
@@ -36,9 +37,9 @@ def metrics_table(m: RunMetrics) -> Table:
         n = sum(m.reader_reasons.values())
         table.add_row("read", "reader", "", "", "", f"{n:,}: {_top_reasons(m.reader_reasons)}", "", "")
     for stage in m.stages:
-        for op in stage["operators"]:
+        for op in stage.operators:
             table.add_row(
-                stage["name"],
+                stage.name,
                 op.name,
                 f"{op.rows_in:,}",
                 f"{op.rows_out:,}",
@@ -52,26 +53,25 @@ def metrics_table(m: RunMetrics) -> Table:
         if m.balanced
         else "MISMATCH: rows read != kept + rejected; rows were lost or duplicated (a bug: please report it)"
     ]
-    lines += [f"[red]damaged input: {describe(e)}[/]" for e in m.damaged[:20]]
+    lines += [f"[red]damaged input: {e.describe()}[/]" for e in m.damaged[:20]]
     if len(m.damaged) > 20:
         lines.append(f"[red]... and {len(m.damaged) - 20} more damaged files (metrics.json lists all)[/]")
-    resumed = m.extra.get("resumed")
-    if resumed:
-        lines.append(f"resumed: {resumed['skipped_shards']} shard(s) restored from the earlier run, counts included")
-    stats = m.extra.get("stage_stats")
-    if stats:
-        parts = [f"{s['name']} x{s['replicas']} busy {s['utilisation']:.0%}" for s in stats]
+    if m.resumed is not None:
+        lines.append(f"resumed: {m.resumed.skipped_shards} shard(s) restored from the earlier run, counts included")
+    ray = m.executor_metrics
+    if isinstance(ray, RayMetrics) and ray.stage_stats:
+        parts = [f"{s.name} x{s.replicas} busy {s.utilisation:.0%}" for s in ray.stage_stats]
         lines.append(
-            f"stages: {'; '.join(parts)}; bottleneck: {m.extra.get('bottleneck')}; "
-            f"in flight: peak {m.extra.get('peak_in_flight')} of {m.extra.get('max_in_flight')}"
+            f"stages: {'; '.join(parts)}; bottleneck: {ray.bottleneck}; "
+            f"in flight: peak {ray.peak_in_flight} of {ray.max_in_flight}"
         )
-    for ns, k in (m.extra.get("key_state") or {}).items():
+    for ns, k in m.key_state.items():
         lines.append(
-            f"key state {ns}: {k['keys']:,} keys in {k['buckets']} bucket(s), {k['bytes'] / 2**20:,.1f} MiB "
-            f"({k['bytes_per_key']} B/key, largest bucket {k['max_bucket_bytes'] / 2**20:,.1f} MiB)"
+            f"key state {ns}: {k.keys:,} keys in {k.buckets} bucket(s), {k.bytes / 2**20:,.1f} MiB "
+            f"({k.bytes_per_key} B/key, largest bucket {k.max_bucket_bytes / 2**20:,.1f} MiB)"
         )
-    for p in m.extra.get("passes") or []:
-        lines.append(f"cluster pass {p['collect']}: {p['rows_in_clusters']:,} rows in {p['clusters']:,} clusters")
+    for p in m.passes:
+        lines.append(f"cluster pass {p.collect}: {p.rows_in_clusters:,} rows in {p.clusters:,} clusters")
     table.caption = "\n".join(lines)
     table.caption_justify = "left"
     return table
