@@ -13,7 +13,8 @@ use html5gum::Tokenizer;
 
 mod emitter;
 
-use super::tags::{class_words, role_is_boilerplate, style_hides, tag_of, Tag, TAG_COUNT};
+use super::furniture::{class_words, role_is_boilerplate, style_hides};
+use super::tags::{tag_of, Tag, TAG_COUNT};
 
 /// Open elements kept at most; deeper tags are flattened into the deepest one.
 pub const MAX_DEPTH: usize = 512;
