@@ -2,7 +2,7 @@
 
 use html5gum::{naive_next_state, Emitter, Error, State};
 
-use super::Builder;
+use super::builder::Builder;
 
 /// The builder is html5gum's emitter: tokens go straight into the tree, no token objects, no parse-error
 /// reporting (its per-byte validation is a large share of tokenizing time and the extractor ignores errors).
