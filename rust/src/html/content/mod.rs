@@ -8,7 +8,7 @@
 //! (link-dense, image- or form-heavy, negative class) are dropped and what remains is written out as
 //! paragraphs. Four attempts loosen the rules in Readability's order until one yields 500 characters.
 //!
-//! This module holds the attempts' rules, the per-node arrays one attempt works on ([`Pass`]) and the loop
+//! This module holds the attempts' rules, the per-node arrays one attempt works on (`Pass`) and the loop
 //! over attempts; `measure` fills the arrays, `select` scores and picks the subtrees, `write` cleans and
 //! writes them out.
 
