@@ -1,6 +1,6 @@
 """The quality operators (gopher, c4, fineweb, bad words, PII): contract, reasons, rewriting, counters, bad input.
 
-Decisions are checked against DataTrove's rules in rust/tests/test_kernels_text.py and, on real text against
+Decisions are checked against DataTrove's rules in rust/tests/test_kernels_text_quality.py and, on real text against
 DataTrove itself, by benchmarks/bench_quality_filters.py; here the operators' own behaviour is tested, on the
 real AEB article texts of ../shared/data when present and on hand-made documents.
 """

@@ -2,12 +2,14 @@
 //!
 //! `charset` picks the encoding and decodes to UTF-8; `dom` tokenizes with html5gum (a WHATWG tokenizer)
 //! into a light tree; `content` chooses the main content with Readability's rules and writes it out as
-//! paragraphs. Every step is linear in the page and iterative, so no page can recurse deep or run long; a
+//! paragraphs; `tags` (what each tag is) and `furniture` (what class, id, role and style words say) are the
+//! tables they read. Every step is linear in the page and iterative, so no page can recurse deep or run long; a
 //! per-page time budget bounds the tokenizer on pathological input.
 
 pub mod charset;
 pub mod content;
 pub mod dom;
+pub mod furniture;
 pub mod tags;
 
 use std::borrow::Cow;

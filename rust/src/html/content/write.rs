@@ -1,6 +1,7 @@
 //! Writing the chosen subtrees out as paragraphs, dropping what Readability's conditional cleaning drops.
 
-use super::{Pass, PRESENTATION};
+use super::Pass;
+use crate::html::dom::PRESENTATION;
 use crate::html::tags::Tag;
 
 impl Pass<'_> {

@@ -2,12 +2,12 @@
 
 use html5gum::{naive_next_state, Emitter, Error, State};
 
-use super::Builder;
+use super::builder::Builder;
 
 /// The builder is html5gum's emitter: tokens go straight into the tree, no token objects, no parse-error
 /// reporting (its per-byte validation is a large share of tokenizing time and the extractor ignores errors).
 impl Emitter for &mut Builder {
-    /// A unit every [`CLOCK_EVERY`] events, so [`parse`] can look at the clock.
+    /// A unit every `CLOCK_EVERY` events, so [`parse`](super::parse) can look at the clock.
     type Token = ();
 
     fn set_last_start_tag(&mut self, last_start_tag: Option<&[u8]>) {

@@ -1,0 +1,174 @@
+//! Readability's candidate scoring and the choice of the subtrees to keep: the top candidate, its moves up
+//! the tree, and the siblings that join it.
+//!
+//! Kept apart from the measuring because it only reads the sums; the thresholds (five ancestor levels,
+//! 0.75 of the best for alternatives, a third of the score to climb, 0.2 and 10 for siblings) are
+//! Readability's.
+
+use super::{Pass, CHAR_THRESHOLD, MIN_BLOCK_CHARS};
+use crate::html::dom::ARTICLE_BODY;
+use crate::html::tags::Tag;
+
+impl Pass<'_> {
+    /// Score the ancestors of every block with text; returns the candidates (scaled by link density).
+    pub(super) fn score(&mut self) -> Vec<usize> {
+        let nodes = &self.doc.nodes;
+        let mut cands = Vec::new();
+        for b in 1..nodes.len() {
+            let chars = self.own_chars[b];
+            if chars < MIN_BLOCK_CHARS || self.excl[b] {
+                continue;
+            }
+            let cs = 1.0 + self.own_commas[b] as f32 + (chars / 100).min(3) as f32;
+            let mut a = if self.mixed[b] {
+                b
+            } else {
+                nodes[b].parent as usize
+            };
+            for level in 0..5 {
+                if a == 0 {
+                    break;
+                }
+                if !self.scored[a] {
+                    self.scored[a] = true;
+                    self.score[a] = nodes[a].tag.base_score() + self.weight(a);
+                    cands.push(a);
+                }
+                let div = match level {
+                    0 => 1.0,
+                    1 => 2.0,
+                    l => l as f32 * 3.0,
+                };
+                self.score[a] += cs / div;
+                a = nodes[a].parent as usize;
+            }
+        }
+        for &c in &cands {
+            self.score[c] *= 1.0 - self.link_density(c);
+        }
+        cands
+    }
+
+    fn is_descendant(&self, node: usize, of: usize) -> bool {
+        of < node && node < self.doc.nodes[of].end as usize
+    }
+
+    fn is_top_level(&self, i: usize) -> bool {
+        matches!(self.doc.nodes[i].tag, Tag::Root | Tag::Html | Tag::Body)
+    }
+
+    /// The top candidate after Readability's two moves up the tree.
+    pub(super) fn top(&self, mut cands: Vec<usize>) -> Option<usize> {
+        let nodes = &self.doc.nodes;
+        if let Some(&body) = (1..nodes.len())
+            .filter(|&i| nodes[i].flags & ARTICLE_BODY != 0 && !self.excl[i])
+            .collect::<Vec<_>>()
+            .first()
+        {
+            if self.sums[body].chars as usize >= CHAR_THRESHOLD {
+                return Some(body);
+            }
+        }
+        cands.sort_by(|&a, &b| self.score[b].total_cmp(&self.score[a]).then(a.cmp(&b)));
+        let mut top = *cands.first()?;
+        let best = self.score[top];
+        let alts: Vec<usize> = cands[1..cands.len().min(5)]
+            .iter()
+            .copied()
+            .filter(|&c| best > 0.0 && self.score[c] / best >= 0.75)
+            .collect();
+        if alts.len() >= 3 {
+            let mut p = nodes[top].parent as usize;
+            while !self.is_top_level(p) {
+                if alts.iter().filter(|&&c| self.is_descendant(c, p)).count() >= 3 {
+                    top = p;
+                    break;
+                }
+                p = nodes[p].parent as usize;
+            }
+        }
+        let mut last = self.score[top];
+        let threshold = last / 3.0;
+        let mut p = nodes[top].parent as usize;
+        while !self.is_top_level(p) {
+            if self.scored[p] {
+                let ps = self.score[p];
+                if ps < threshold {
+                    break;
+                }
+                if ps > last {
+                    top = p;
+                    break;
+                }
+                last = ps;
+            }
+            p = nodes[p].parent as usize;
+        }
+        loop {
+            let p = nodes[top].parent as usize;
+            if self.is_top_level(p) || self.sums[p].elems != 1 {
+                break;
+            }
+            top = p;
+        }
+        Some(top)
+    }
+
+    /// The top candidate and the siblings that join it, in document order.
+    pub(super) fn roots(&self, top: usize) -> Vec<usize> {
+        let nodes = &self.doc.nodes;
+        let parent = nodes[top].parent as usize;
+        if parent == 0 || nodes[top].flags & ARTICLE_BODY != 0 {
+            return vec![top];
+        }
+        let top_score = self.score[top];
+        let threshold = (top_score * 0.2).max(10.0);
+        let mut out = Vec::new();
+        let mut c = parent + 1;
+        while c < nodes[parent].end as usize {
+            let next = nodes[c].end as usize;
+            let node = &nodes[c];
+            if c == top {
+                out.push(c);
+            } else if node.tag != Tag::Text && !self.excl[c] {
+                let bonus = if node.a != 0 && node.a == nodes[top].a {
+                    top_score * 0.2
+                } else {
+                    0.0
+                };
+                let ld = self.link_density(c);
+                let chars = self.sums[c].chars;
+                let joins = if self.scored[c] && self.score[c] + bonus >= threshold {
+                    true
+                } else if node.tag == Tag::P {
+                    (chars > 80 && ld < 0.25)
+                        || (chars > 0 && chars <= 80 && ld == 0.0 && self.ends_sentence(c))
+                } else {
+                    false
+                };
+                if joins {
+                    out.push(c);
+                }
+            }
+            c = next;
+        }
+        out
+    }
+
+    fn ends_sentence(&self, i: usize) -> bool {
+        let text = self.subtree_text(i);
+        let t = text.trim_ascii_end();
+        t.ends_with(b".") || t.windows(2).any(|w| w == b". ")
+    }
+
+    pub(super) fn subtree_text(&self, i: usize) -> Vec<u8> {
+        let nodes = &self.doc.nodes;
+        let mut out = Vec::new();
+        for n in &nodes[i..nodes[i].end as usize] {
+            if n.tag == Tag::Text {
+                out.extend_from_slice(self.doc.text_of(n));
+            }
+        }
+        out
+    }
+}
