@@ -10,7 +10,9 @@ core may move its insides freely, and tests/test_plugin_api.py checks every plug
 * readers and writers: :class:`Reader`, :class:`Writer`, :class:`Shard`, :class:`ParquetReader` (to subclass),
   :func:`expand_paths` and :func:`shard_ids` (file listing, sharding), :data:`DAMAGED_INPUT` and
   :func:`damaged_input_batch` (a damaged record goes to ``rejected``);
-* executors: :class:`Executor` and :class:`ExecutorParams` (what ``mdf_register_executors`` adds);
+* executors: :class:`Executor` and :class:`ExecutorParams` (what ``mdf_register_executors`` adds), and the typed
+  metrics an executor returns: :class:`RunMetrics`, :class:`StageMetrics`, :class:`OperatorMetrics`,
+  :class:`ExecutorMetrics` (subclass it for an executor's own record; ``metrics.json`` is versioned);
 * plugins: :data:`hookimpl`, :class:`Registry` (what every ``mdf_register_*`` hook receives; the hooks are
   documented in :mod:`mdf.hookspecs`);
 * errors: :class:`MdfError` and its kinds.
@@ -45,12 +47,14 @@ _EXPORTS = {
     "Deduplicator": "mdf.deduplicator",
     "Executor": "mdf.executor.api",
     "ExecutorParams": "mdf.executor.api",
+    "ExecutorMetrics": "mdf.run_stats",
     "Filter": "mdf.operators",
     "InputError": "mdf.errors",
     "KeyState": "mdf.state",
     "MdfError": "mdf.errors",
     "MissingDependencyError": "mdf.errors",
     "Operator": "mdf.operators",
+    "OperatorMetrics": "mdf.metrics",
     "OperatorError": "mdf.errors",
     "Params": "mdf.operators",
     "ParquetReader": "mdf.io.parquet",
@@ -58,8 +62,10 @@ _EXPORTS = {
     "Reader": "mdf.io.base",
     "RecipeError": "mdf.errors",
     "Refiner": "mdf.operators",
+    "RunMetrics": "mdf.metrics",
     "Registry": "mdf.registry",
     "Shard": "mdf.io.base",
+    "StageMetrics": "mdf.metrics",
     "StateType": "mdf.state",
     "Writer": "mdf.io.base",
     "damaged_input_batch": "mdf.io.base",
@@ -74,9 +80,10 @@ if TYPE_CHECKING:
     from mdf.io.base import DAMAGED_INPUT, Reader, Shard, Writer, damaged_input_batch
     from mdf.io.parquet import ParquetReader
     from mdf.io.sharding import expand_paths, shard_ids
-    from mdf.metrics import REASON, REASON_DETAIL
+    from mdf.metrics import REASON, REASON_DETAIL, OperatorMetrics, RunMetrics, StageMetrics
     from mdf.operators import BatchContext, Filter, Operator, Params, Refiner
     from mdf.registry import Registry
+    from mdf.run_stats import ExecutorMetrics
     from mdf.state import NO_MATCH, KeyState, StateType
 
 
@@ -98,6 +105,7 @@ __all__ = [
     "DedupParams",
     "Deduplicator",
     "Executor",
+    "ExecutorMetrics",
     "ExecutorParams",
     "Filter",
     "InputError",
@@ -106,6 +114,7 @@ __all__ = [
     "MissingDependencyError",
     "Operator",
     "OperatorError",
+    "OperatorMetrics",
     "Params",
     "ParquetReader",
     "PluginError",
@@ -113,7 +122,9 @@ __all__ = [
     "RecipeError",
     "Refiner",
     "Registry",
+    "RunMetrics",
     "Shard",
+    "StageMetrics",
     "StateType",
     "Writer",
     "__version__",
