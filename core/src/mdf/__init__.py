@@ -10,6 +10,8 @@ core may move its insides freely, and tests/test_plugin_api.py checks every plug
 * readers and writers: :class:`Reader`, :class:`Writer`, :class:`Shard`, :class:`ParquetReader` (to subclass),
   :func:`expand_paths` and :func:`shard_ids` (file listing, sharding), :data:`DAMAGED_INPUT` and
   :func:`damaged_input_batch` (a damaged record goes to ``rejected``);
+* batch sizing: :class:`Modality` and :class:`CostClass` (what readers and operators declare by name, and
+  what ``mdf_register_modalities`` / ``mdf_register_cost_classes`` add);
 * executors: :class:`Executor` and :class:`ExecutorParams` (what ``mdf_register_executors`` adds);
 * plugins: :data:`hookimpl`, :class:`Registry` (what every ``mdf_register_*`` hook receives; the hooks are
   documented in :mod:`mdf.hookspecs`);
@@ -41,6 +43,7 @@ _EXPORTS = {
     "REASON": "mdf.metrics",
     "REASON_DETAIL": "mdf.metrics",
     "BatchContext": "mdf.operators",
+    "CostClass": "mdf.profiles",
     "DedupParams": "mdf.deduplicator",
     "Deduplicator": "mdf.deduplicator",
     "Executor": "mdf.executor.api",
@@ -50,6 +53,7 @@ _EXPORTS = {
     "KeyState": "mdf.state",
     "MdfError": "mdf.errors",
     "MissingDependencyError": "mdf.errors",
+    "Modality": "mdf.profiles",
     "Operator": "mdf.operators",
     "OperatorError": "mdf.errors",
     "Params": "mdf.operators",
@@ -76,6 +80,7 @@ if TYPE_CHECKING:
     from mdf.io.sharding import expand_paths, shard_ids
     from mdf.metrics import REASON, REASON_DETAIL
     from mdf.operators import BatchContext, Filter, Operator, Params, Refiner
+    from mdf.profiles import CostClass, Modality
     from mdf.registry import Registry
     from mdf.state import NO_MATCH, KeyState, StateType
 
@@ -95,6 +100,7 @@ __all__ = [
     "REASON",
     "REASON_DETAIL",
     "BatchContext",
+    "CostClass",
     "DedupParams",
     "Deduplicator",
     "Executor",
@@ -104,6 +110,7 @@ __all__ = [
     "KeyState",
     "MdfError",
     "MissingDependencyError",
+    "Modality",
     "Operator",
     "OperatorError",
     "Params",
