@@ -1,4 +1,4 @@
-"""Row payload bytes, modality detection, random sampling across shards and ``--measure``, on small real data."""
+"""Row payload bytes, referenced file sizes, random sampling across shards and ``--measure``, on small real data."""
 
 from __future__ import annotations
 
@@ -16,20 +16,13 @@ from mdf.partition.measure import measure_stages
 from mdf.partition.payload import (
     MediaFiles,
     column_row_bytes,
-    detect_modality,
     referenced_file_bytes,
     row_payload_bytes,
     row_text_chars,
 )
-from mdf.partition.rules import Modality
 from mdf.partition.sample import draw_sample
 from mdf.recipe import parse_recipe
 from mdf.testing import register_plugin
-
-JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 60
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 60
-WAV = b"RIFF\x00\x00\x00\x00WAVEfmt " + b"\x00" * 60
-MP4 = b"\x00\x00\x00\x18ftypisom" + b"\x00" * 60
 
 
 @pytest.mark.parametrize(
@@ -59,36 +52,17 @@ def test_row_payload_sums_columns_and_ignores_bookkeeping():
     assert row_text_chars(pa.table({"t": ["ñañ", None], "n": [1, 2]})).tolist() == [3, 0]
 
 
-@pytest.mark.parametrize(
-    ("columns", "modality"),
-    [
-        ({"text": ["a page", "another"]}, Modality.TEXT),
-        ({"image": [JPEG, PNG], "caption": ["a cat", "a dog"]}, Modality.IMAGE),  # captions do not count
-        ({"path": ["a/b.JPG", "c.png?size=2"]}, Modality.IMAGE),  # paths, any case, query strings
-        ({"img": ["data:image/png;base64,AAAA", "data:image/jpeg;base64,BBB"]}, Modality.IMAGE),
-        ({"audio": [WAV, WAV]}, Modality.AUDIO),
-        ({"clip": ["x.flac", "y.mp3"]}, Modality.AUDIO),
-        ({"video": [MP4, MP4]}, Modality.VIDEO),
-        ({"v": ["a.mp4", "b.webm"]}, Modality.VIDEO),
-        ({"image": [JPEG, JPEG], "audio": [WAV, WAV]}, Modality.MULTIMODAL),
-        ({"blob": [b"\x00\x01random", b"more random"]}, Modality.TEXT),  # binary but no known format
-        ({"image": [JPEG, b"junk", b"junk", None]}, Modality.TEXT),  # 1 of 3 values: below half
-        ({"images": pa.array([[JPEG, PNG], [JPEG]], pa.list_(pa.binary()))}, Modality.IMAGE),
-    ],
-)
-def test_detect_modality(columns, modality):
-    table = pa.table({k: v if isinstance(v, pa.Array) else pa.array(v) for k, v in columns.items()})
-    assert detect_modality(table)[0] == modality
-
-
 def test_referenced_files_are_weighed(tmp_path):
     (tmp_path / "a.jpg").write_bytes(b"\xff" * 1_000)
     (tmp_path / "b.jpg").write_bytes(b"\xff" * 2_000)
-    table = pa.table({"path": ["a.jpg", "b.jpg", "gone.jpg", "https://x.example/c.jpg", "not media"]})
+    (tmp_path / "c.txt").write_bytes(b"x" * 500)  # any file: what is loaded counts, whatever its extension
+    paths = ["a.jpg", "b.jpg", "gone.jpg", "https://x.example/c.jpg", "c.txt", None]
+    table = pa.table({"path": paths, "caption": ["a.jpg"] * 6})  # the caption names a file but nothing loads it
     files = MediaFiles()
-    sizes = referenced_file_bytes(table, [str(tmp_path)], files)
-    assert sizes.tolist() == [1_000, 2_000, 0, 0, 0]
-    assert (files.found, files.missing, files.remote, files.examples_missing) == (2, 1, 1, ["gone.jpg"])
+    sizes = referenced_file_bytes(table, ["path"], [str(tmp_path)], files)
+    assert sizes.tolist() == [1_000, 2_000, 0, 0, 500, 0]
+    assert (files.found, files.missing, files.remote, files.examples_missing) == (3, 1, 1, ["gone.jpg"])
+    assert referenced_file_bytes(table, [], [str(tmp_path)], MediaFiles()).tolist() == [0] * 6
 
 
 def _write_ids(tmp_path, files: int, rows: int, row_group: int) -> ParquetReader:
