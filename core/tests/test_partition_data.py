@@ -145,3 +145,49 @@ def test_measure_sees_what_operators_allocate(core_plugins):
     assert costs["decode"].growth_per_row >= 10_000
     assert costs["decode"].amplification > 100
     assert all(c.seconds >= 0 for c in costs.values())
+
+
+class PathLoaderRefiner(Refiner):
+    """Loads the file each ``column`` value names (here: only declares so)."""
+
+    name = "path_loader_refiner"
+    reads = {"column": "path"}
+
+    class Params(Refiner.Params):
+        column: str = "path"
+
+    def refine(self, batch):
+        return batch
+
+
+class _PathLoader:
+    @hookimpl
+    def mdf_register_operators(self, registry):
+        registry.add(PathLoaderRefiner)
+
+
+def test_files_count_as_row_bytes_only_where_an_operator_reads_paths(core_plugins, tmp_path):
+    from mdf.partition import plan_partitions
+
+    register_plugin(core_plugins, _PathLoader(), "path-loader-tests")
+    for i in range(20):
+        (tmp_path / f"f{i}.bin").write_bytes(b"\x00" * 10_000)
+    pq.write_table(pa.table({"path": [f"f{i}.bin" for i in range(20)]}), tmp_path / "refs.parquet")
+
+    def plan(op):
+        recipe = parse_recipe(
+            {
+                "reader": {"type": "parquet", "paths": [str(tmp_path / "refs.parquet")]},
+                "stages": [{"name": "s", "operators": [op]}],
+                "writer": {"type": "parquet", "path": str(tmp_path / "out")},
+            },
+            plugins=core_plugins,
+        )
+        reader = ParquetReader(paths=[str(tmp_path / "refs.parquet")])
+        return plan_partitions(reader, reader.shards(), recipe, core_plugins, available_bytes=8 << 30, cores=2)
+
+    loaded, listed = plan("path_loader_refiner"), plan("noop_refiner")
+    # relative paths resolve against the Parquet file's folder: 10,000 B of file + "fNN.bin" and its offset
+    assert loaded.p90_bytes == 10_000 + 7 + 4 and listed.p90_bytes == 7 + 4
+    assert loaded.rule("referenced_files").numbers == {"found": 20, "missing": 0, "remote": 0}
+    assert listed.rule("referenced_files") is None
