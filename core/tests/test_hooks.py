@@ -9,10 +9,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from mdf import Filter, KeyState, RecipeError, StateType, Writer, hookimpl, hookspecs
+from mdf import CostClass, Filter, KeyState, Modality, RecipeError, StateType, Writer, hookimpl, hookspecs
 from mdf.executor import run_recipe
 from mdf.executor.inline import InlineExecutor, InlineParams
 from mdf.io.parquet import ParquetReader
+from mdf.partition import declared_modality, operator_costs
 from mdf.plugins import load_plugins
 from mdf.recipe import parse_recipe
 from mdf.run_stats import InlineMetrics
@@ -26,6 +27,31 @@ class KeepAll(Filter):
 
     def keep(self, batch):
         return pa.repeat(pa.scalar(True), batch.num_rows)
+
+
+class Spectrogram(Modality):
+    """Mel spectrograms decoded from compressed audio."""
+
+    name = "spectrogram"
+    memory_multiplier = 9.0
+    complexity = 5.0
+    default_rows = 800
+    max_rows = 4_000
+
+
+class Tokenization(CostClass):
+    """A tokenizer run per row."""
+
+    name = "tokenization"
+    weight = 0.15
+
+
+class LoudEnough(KeepAll):
+    """Keeps every spectrogram (declares what it reads and costs)."""
+
+    name = "loud_enough_filter"
+    modality = "spectrogram"
+    cost_class = "tokenization"
 
 
 class NullWriter(Writer):
@@ -95,6 +121,15 @@ class Plugin:
     @hookimpl
     def mdf_register_operators(self, registry):
         registry.add(KeepAll)
+        registry.add(LoudEnough)
+
+    @hookimpl
+    def mdf_register_modalities(self, registry):
+        registry.add(Spectrogram)
+
+    @hookimpl
+    def mdf_register_cost_classes(self, registry):
+        registry.add(Tokenization)
 
     @hookimpl
     def mdf_register_readers(self, registry):
@@ -148,6 +183,26 @@ def test_mdf_register_state_types(plugins):
     keys = np.arange(5, dtype=np.uint64)  # 0, 2, 4 to bucket 0; 1, 3 to bucket 1
     pieces = state.request(SeenCount, "ns", "add", keys, (keys,))
     assert sorted(n for _, n in pieces) == [2, 3]
+
+
+def test_mdf_register_modalities(plugins, tmp_path):
+    """A plugin's modality is planned for like a built-in one; the heaviest declared wins over the reader's."""
+    assert plugins.modalities.get("spectrogram") is Spectrogram
+    data = _recipe(tmp_path)
+    data["reader"]["modality"] = "image"
+    data["stages"][0]["operators"] = ["keep_all_filter", "loud_enough_filter"]
+    recipe = parse_recipe(data, plugins=plugins)
+    reader = TinyReader(**{k: v for k, v in data["reader"].items() if k != "type"})
+    modality, by, note = declared_modality(reader, recipe, plugins)
+    assert (modality, by, note) == (Spectrogram, ["loud_enough_filter"], "lighter: image (reader tiny_reader)")
+
+
+def test_mdf_register_cost_classes(plugins, tmp_path):
+    assert plugins.cost_classes.get("tokenization") is Tokenization
+    data = _recipe(tmp_path)
+    data["stages"][0]["operators"] = ["keep_all_filter", "loud_enough_filter"]
+    costs = operator_costs(parse_recipe(data, plugins=plugins), plugins)
+    assert [c.weight for c in costs] == [0.2, 0.15]  # a filter by its kind's default; the declared class
 
 
 def test_mdf_register_executors(plugins, tmp_path):

@@ -1,4 +1,4 @@
-"""Row payload bytes, modality detection, random sampling across shards and ``--measure``, on small real data."""
+"""Row payload bytes, referenced file sizes, random sampling across shards and ``--measure``, on small real data."""
 
 from __future__ import annotations
 
@@ -16,20 +16,13 @@ from mdf.partition.measure import measure_stages
 from mdf.partition.payload import (
     MediaFiles,
     column_row_bytes,
-    detect_modality,
     referenced_file_bytes,
     row_payload_bytes,
     row_text_chars,
 )
-from mdf.partition.rules import Modality
 from mdf.partition.sample import draw_sample
 from mdf.recipe import parse_recipe
 from mdf.testing import register_plugin
-
-JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 60
-PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 60
-WAV = b"RIFF\x00\x00\x00\x00WAVEfmt " + b"\x00" * 60
-MP4 = b"\x00\x00\x00\x18ftypisom" + b"\x00" * 60
 
 
 @pytest.mark.parametrize(
@@ -59,36 +52,17 @@ def test_row_payload_sums_columns_and_ignores_bookkeeping():
     assert row_text_chars(pa.table({"t": ["ñañ", None], "n": [1, 2]})).tolist() == [3, 0]
 
 
-@pytest.mark.parametrize(
-    ("columns", "modality"),
-    [
-        ({"text": ["a page", "another"]}, Modality.TEXT),
-        ({"image": [JPEG, PNG], "caption": ["a cat", "a dog"]}, Modality.IMAGE),  # captions do not count
-        ({"path": ["a/b.JPG", "c.png?size=2"]}, Modality.IMAGE),  # paths, any case, query strings
-        ({"img": ["data:image/png;base64,AAAA", "data:image/jpeg;base64,BBB"]}, Modality.IMAGE),
-        ({"audio": [WAV, WAV]}, Modality.AUDIO),
-        ({"clip": ["x.flac", "y.mp3"]}, Modality.AUDIO),
-        ({"video": [MP4, MP4]}, Modality.VIDEO),
-        ({"v": ["a.mp4", "b.webm"]}, Modality.VIDEO),
-        ({"image": [JPEG, JPEG], "audio": [WAV, WAV]}, Modality.MULTIMODAL),
-        ({"blob": [b"\x00\x01random", b"more random"]}, Modality.TEXT),  # binary but no known format
-        ({"image": [JPEG, b"junk", b"junk", None]}, Modality.TEXT),  # 1 of 3 values: below half
-        ({"images": pa.array([[JPEG, PNG], [JPEG]], pa.list_(pa.binary()))}, Modality.IMAGE),
-    ],
-)
-def test_detect_modality(columns, modality):
-    table = pa.table({k: v if isinstance(v, pa.Array) else pa.array(v) for k, v in columns.items()})
-    assert detect_modality(table)[0] == modality
-
-
 def test_referenced_files_are_weighed(tmp_path):
     (tmp_path / "a.jpg").write_bytes(b"\xff" * 1_000)
     (tmp_path / "b.jpg").write_bytes(b"\xff" * 2_000)
-    table = pa.table({"path": ["a.jpg", "b.jpg", "gone.jpg", "https://x.example/c.jpg", "not media"]})
+    (tmp_path / "c.txt").write_bytes(b"x" * 500)  # any file: what is loaded counts, whatever its extension
+    paths = ["a.jpg", "b.jpg", "gone.jpg", "https://x.example/c.jpg", "c.txt", None]
+    table = pa.table({"path": paths, "caption": ["a.jpg"] * 6})  # the caption names a file but nothing loads it
     files = MediaFiles()
-    sizes = referenced_file_bytes(table, [str(tmp_path)], files)
-    assert sizes.tolist() == [1_000, 2_000, 0, 0, 0]
-    assert (files.found, files.missing, files.remote, files.examples_missing) == (2, 1, 1, ["gone.jpg"])
+    sizes = referenced_file_bytes(table, ["path"], [str(tmp_path)], files)
+    assert sizes.tolist() == [1_000, 2_000, 0, 0, 500, 0]
+    assert (files.found, files.missing, files.remote, files.examples_missing) == (3, 1, 1, ["gone.jpg"])
+    assert referenced_file_bytes(table, [], [str(tmp_path)], MediaFiles()).tolist() == [0] * 6
 
 
 def _write_ids(tmp_path, files: int, rows: int, row_group: int) -> ParquetReader:
@@ -171,3 +145,49 @@ def test_measure_sees_what_operators_allocate(core_plugins):
     assert costs["decode"].growth_per_row >= 10_000
     assert costs["decode"].amplification > 100
     assert all(c.seconds >= 0 for c in costs.values())
+
+
+class PathLoaderRefiner(Refiner):
+    """Loads the file each ``column`` value names (here: only declares so)."""
+
+    name = "path_loader_refiner"
+    reads = {"column": "path"}
+
+    class Params(Refiner.Params):
+        column: str = "path"
+
+    def refine(self, batch):
+        return batch
+
+
+class _PathLoader:
+    @hookimpl
+    def mdf_register_operators(self, registry):
+        registry.add(PathLoaderRefiner)
+
+
+def test_files_count_as_row_bytes_only_where_an_operator_reads_paths(core_plugins, tmp_path):
+    from mdf.partition import plan_partitions
+
+    register_plugin(core_plugins, _PathLoader(), "path-loader-tests")
+    for i in range(20):
+        (tmp_path / f"f{i}.bin").write_bytes(b"\x00" * 10_000)
+    pq.write_table(pa.table({"path": [f"f{i}.bin" for i in range(20)]}), tmp_path / "refs.parquet")
+
+    def plan(op):
+        recipe = parse_recipe(
+            {
+                "reader": {"type": "parquet", "paths": [str(tmp_path / "refs.parquet")]},
+                "stages": [{"name": "s", "operators": [op]}],
+                "writer": {"type": "parquet", "path": str(tmp_path / "out")},
+            },
+            plugins=core_plugins,
+        )
+        reader = ParquetReader(paths=[str(tmp_path / "refs.parquet")])
+        return plan_partitions(reader, reader.shards(), recipe, core_plugins, available_bytes=8 << 30, cores=2)
+
+    loaded, listed = plan("path_loader_refiner"), plan("noop_refiner")
+    # relative paths resolve against the Parquet file's folder: 10,000 B of file + "fNN.bin" and its offset
+    assert loaded.p90_bytes == 10_000 + 7 + 4 and listed.p90_bytes == 7 + 4
+    assert loaded.rule("referenced_files").numbers == {"found": 20, "missing": 0, "remote": 0}
+    assert listed.rule("referenced_files") is None

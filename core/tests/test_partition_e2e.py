@@ -34,18 +34,18 @@ def write_text(out_dir, rows: int) -> str:
     return os.path.join(out_dir, "*.parquet")
 
 
-def recipe_dict(paths: str, out: str, **executor) -> dict:
+def recipe_dict(paths: str, out: str, reader: dict | None = None, **executor) -> dict:
     return {
-        "reader": {"type": "parquet", "paths": [paths]},
+        "reader": {"type": "parquet", "paths": [paths], **(reader or {})},
         "stages": [{"name": "pass", "operators": ["noop_refiner"]}],
         "writer": {"type": "parquet", "path": out, "row_group_rows": 64},
         "executor": {"type": "inline", **executor},
     }
 
 
-def plan_for(paths: str, tmp_path, **kw):
+def plan_for(paths: str, tmp_path, reader: dict | None = None, **kw):
     plugins = load_plugins()
-    recipe = parse_recipe(recipe_dict(paths, str(tmp_path / "out")), plugins=plugins)
+    recipe = parse_recipe(recipe_dict(paths, str(tmp_path / "out"), reader), plugins=plugins)
     reader = build_component(plugins.readers, recipe.reader, "reader")
     return plan_partitions(reader, reader.shards(), recipe, plugins, **kw)
 
@@ -61,16 +61,33 @@ def text_glob(tmp_path_factory):
 
 
 def test_images_get_fewer_rows_per_batch_than_text(image_glob, text_glob, tmp_path):
-    image = plan_for(image_glob, tmp_path, available_bytes=32 * GB, cores=2)
+    image = plan_for(image_glob, tmp_path, {"modality": "image"}, available_bytes=32 * GB, cores=2)
     text = plan_for(text_glob, tmp_path, available_bytes=32 * GB, cores=2)
     assert (image.modality, text.modality) == ("image", "text")
     assert image.rows_total == text.rows_total == ROWS and image.rows_sampled == ROWS  # < 1,000: all rows
     assert image.batch_rows < text.batch_rows
     # real bytes vs the seed's chars x 2: an image row is ~50-300 KB, its id string a few bytes
     assert 50_000 < image.p90_bytes < 310_000 and image.seed_estimate_bytes < 100
-    assert image.media_columns == {"image": ("image", 1.0)}
+    assert image.declared_by == ["reader parquet"] and text.declared_by == []
+    assert image.rule("modality").reason.startswith("image (declared by reader parquet): memory x5")
     # 64 MB / (P90 x 5 x 2 x (3 + 0.1)): a handful of rows
     assert image.batch_rows == int(64 * MB / (image.p90_bytes * 5 * 2 * 3.1))
+
+
+def test_a_parquet_of_jpegs_is_text_until_someone_declares_images(image_glob, tmp_path):
+    """The bytes are JPEGs either way; what they cost depends on whether anything decodes them, which only the
+    recipe can say: undeclared, the plan is a text plan and its modality rule says that nothing declared."""
+    kw = {"available_bytes": 32 * GB, "cores": 2}
+    undeclared = plan_for(image_glob, tmp_path, **kw)
+    declared = plan_for(image_glob, tmp_path, {"modality": "image"}, **kw)
+    assert (undeclared.modality, declared.modality) == ("text", "image")
+    reason = undeclared.rule("modality").reason
+    assert reason.startswith("text (nothing declares a modality: reader parquet does not say")
+    assert "set reader modality" in reason
+    assert undeclared.p90_bytes == declared.p90_bytes  # same sample, same bytes: only the multiplier differs
+    assert declared.batch_rows < undeclared.batch_rows
+    with pytest.raises(RecipeError, match="unknown modality 'imgae'; did you mean 'image'"):
+        plan_for(image_glob, tmp_path, {"modality": "imgae"}, **kw)
 
 
 def test_plan_cli_json_and_table(text_glob, tmp_path):
@@ -146,7 +163,7 @@ def _measure_run(recipe_path) -> tuple[int, int]:
 def runs(image_glob, tmp_path_factory):
     """The image set run with the planned batch size, the default 8,192, and a one-row baseline."""
     tmp = tmp_path_factory.mktemp("runs")
-    plan = plan_for(image_glob, tmp, available_bytes=32 * GB, cores=2)  # a fixed 64 MB target on any machine
+    plan = plan_for(image_glob, tmp, {"modality": "image"}, available_bytes=32 * GB, cores=2)  # 64 MB on any machine
     (tmp / "one").mkdir()
     pq.write_table(pq.read_table(image_glob.replace("*", "img-00000")).slice(0, 1), tmp / "one" / "one.parquet")
 

@@ -8,12 +8,13 @@ import pytest
 from mdf.partition import rules as R
 from mdf.partition.decide import DataProfile, OperatorCost, Resources, decide
 from mdf.partition.measure import StageCost
-from mdf.partition.rules import GB, MB, Modality
+from mdf.partition.rules import GB, MB
+from mdf.profiles import COST_CLASSES, Audio, Image, Modality, Multimodal, Text, Video
 
 FILTER = [OperatorCost("clean", "some_filter", 0.2)]
 
 
-def profile(modality: Modality, p90: float, rows_total: int = 5_000, skew: float = 0.0, **kw) -> DataProfile:
+def profile(modality: type[Modality], p90: float, rows_total: int = 5_000, skew: float = 0.0, **kw) -> DataProfile:
     return DataProfile(
         modality=modality,
         rows_total=rows_total,
@@ -109,37 +110,49 @@ def test_byte_bounds(budget_mb, memory_gb, fired, after_mb):
 @pytest.mark.parametrize(
     ("modality", "multiplier", "own_complexity"),
     [
-        (Modality.TEXT, 1.0, 1.0),
-        (Modality.IMAGE, 5.0, 3.0),
-        (Modality.AUDIO, 8.0, 5.0),
-        (Modality.VIDEO, 20.0, 15.0),
-        (Modality.MULTIMODAL, 10.0, 8.0),
+        (Text, 1.0, 1.0),
+        (Image, 5.0, 3.0),
+        (Audio, 8.0, 5.0),
+        (Video, 20.0, 15.0),
+        (Multimodal, 10.0, 8.0),
     ],
 )
 def test_modality_table(modality, multiplier, own_complexity):
-    cfg = R.MODALITIES[modality]
-    assert (cfg.memory_multiplier, cfg.complexity) == (multiplier, own_complexity)
-    assert cfg.max_rows == 5 * cfg.default_rows
+    assert (modality.memory_multiplier, modality.complexity) == (multiplier, own_complexity)
+    assert modality.max_rows == 5 * modality.default_rows
+
+
+def test_cost_class_weights_and_the_kinds_defaults():
+    from mdf import Deduplicator, Filter, Refiner
+
+    weights = {c.name: c.weight for c in COST_CLASSES}
+    assert weights == {
+        "model": 0.3,
+        "embedding": 0.3,
+        "extraction": 0.3,
+        "filter": 0.2,
+        "deduplication": 0.2,
+        "cleaning": 0.1,
+    }
+    # each kind's base class declares its default: the weights the kinds had before cost classes existed
+    assert [weights[k.cost_class] for k in (Filter, Deduplicator, Refiner)] == [0.2, 0.2, 0.1]
 
 
 @pytest.mark.parametrize(
-    ("kind", "cost_class", "weight"),
+    ("attrs", "message"),
     [
-        ("filter", None, 0.2),
-        ("refiner", None, 0.1),
-        ("deduplicator", None, 0.2),
-        ("refiner", "model", 0.3),
-        ("refiner", "embedding", 0.3),
-        ("filter", "cleaning", 0.1),
-        ("operator", None, 0.1),
+        ({"memory_multiplier": 0, "complexity": 1, "default_rows": 1, "max_rows": 1}, "memory_multiplier = 0"),
+        ({"complexity": 1, "default_rows": 1, "max_rows": 1}, "memory_multiplier = None"),
+        ({"memory_multiplier": 2, "complexity": 1, "default_rows": 10, "max_rows": 5}, "max_rows 5 < default_rows"),
     ],
 )
-def test_operator_weight(kind, cost_class, weight):
-    assert R.operator_weight(kind, cost_class) == weight
+def test_a_modality_with_bad_numbers_is_refused_when_defined(attrs, message):
+    with pytest.raises(TypeError, match=message):
+        type("Bad", (Modality,), {"name": "bad", **attrs})
 
 
 def test_complexity_adds_operator_weights_to_the_modality():
-    total, rule = R.complexity(Modality.IMAGE, [("f", 0.2), ("r", 0.1), ("m", 0.3)])
+    total, rule = R.complexity(Image, [("f", 0.2), ("r", 0.1), ("m", 0.3)])
     assert total == pytest.approx(3.6)  # 3 + 0.2 + 0.1 + 0.3
     assert rule.numbers == {"modality_complexity": 3.0, "total": 3.6}
 
@@ -148,11 +161,11 @@ def test_complexity_adds_operator_weights_to_the_modality():
 @pytest.mark.parametrize(
     ("modality", "p90", "row_memory", "complexity", "rows"),
     [
-        (Modality.TEXT, 4_096, 8_192, 1.2, 6_826),  # 4,096 x 1 x 2; 67,108,864 / (8,192 x 1.2) = 6,826.7
-        (Modality.IMAGE, 200_000, 2_000_000, 3.2, 10),  # 200 KB x 5 x 2; 67,108,864 / 6,400,000 = 10.5
-        (Modality.AUDIO, 100_000, 1_600_000, 5.2, 8),  # x 8 x 2; 67,108,864 / 8,320,000 = 8.07
-        (Modality.VIDEO, 50_000, 2_000_000, 15.2, 2),  # x 20 x 2; 67,108,864 / 30,400,000 = 2.2
-        (Modality.MULTIMODAL, 100_000, 2_000_000, 8.2, 4),  # x 10 x 2; 67,108,864 / 16,400,000 = 4.09
+        (Text, 4_096, 8_192, 1.2, 6_826),  # 4,096 x 1 x 2; 67,108,864 / (8,192 x 1.2) = 6,826.7
+        (Image, 200_000, 2_000_000, 3.2, 10),  # 200 KB x 5 x 2; 67,108,864 / 6,400,000 = 10.5
+        (Audio, 100_000, 1_600_000, 5.2, 8),  # x 8 x 2; 67,108,864 / 8,320,000 = 8.07
+        (Video, 50_000, 2_000_000, 15.2, 2),  # x 20 x 2; 67,108,864 / 30,400,000 = 2.2
+        (Multimodal, 100_000, 2_000_000, 8.2, 4),  # x 10 x 2; 67,108,864 / 16,400,000 = 4.09
     ],
 )
 def test_rows_per_modality(modality, p90, row_memory, complexity, rows):
@@ -165,21 +178,21 @@ def test_rows_per_modality(modality, p90, row_memory, complexity, rows):
 
 def test_skew_cut_in_the_plan():
     # 64 MB x 0.8 = 53,687,091 B; / (8,192 x 1.2) = 5,461.3
-    p = plan(profile(Modality.TEXT, 4_096, skew=0.8))
+    p = plan(profile(Text, 4_096, skew=0.8))
     assert p.batch_rows == 5_461
     assert p.rule("skew_cut").numbers == {"skew": 0.8, "from_mb": 64.0, "to_mb": 51.2}
 
 
 def test_skew_cut_at_the_lowest_tier_is_undone_by_the_floor():
     # 15 GB -> 32 MB; x 0.8 = 25.6 MB < 32 MB floor -> 32 MB again: both rules are listed
-    p = plan(profile(Modality.TEXT, 4_096, skew=0.9), memory_gb=15)
+    p = plan(profile(Text, 4_096, skew=0.9), memory_gb=15)
     assert p.rule("skew_cut") and p.rule("min_partition_bytes")
     assert p.partition_bytes == 32 * MB
 
 
 def test_modality_max_rows():
     # 100 B x 1 x 2 = 200 B a row, no operators: 67,108,864 / 200 = 335,544 > 50,000 text rows
-    p = plan(profile(Modality.TEXT, 100), ops=[])
+    p = plan(profile(Text, 100), ops=[])
     assert p.batch_rows == 50_000
     assert p.rule("modality_max_rows").numbers == {"from": 335_544, "max": 50_000}
 
@@ -200,7 +213,7 @@ def test_min_partitions(rows, rows_total, cores, expected):
 
 
 def test_min_partitions_in_the_plan():
-    p = plan(profile(Modality.TEXT, 4_096, rows_total=100_000), cores=16)
+    p = plan(profile(Text, 4_096, rows_total=100_000), cores=16)
     assert p.batch_rows == 4_166 and p.partitions == 25  # ceil(100,000 / 4,166)
     assert p.rule("min_partitions").numbers["partitions_min"] == 24
 
@@ -245,7 +258,7 @@ def test_split_replicas(costs, total, expected):
 def test_measured_amplification_replaces_a_smaller_multiplier():
     # (100,000 + 700,000) / 100,000 = x8 > text's x1: 4,096 x 8 x 2 = 65,536; / (65,536 x 1.2) -> 853 rows
     cost = StageCost("clean", 100, 0.5, 700_000, 100_000)
-    p = plan(profile(Modality.TEXT, 4_096), measured=[cost])
+    p = plan(profile(Text, 4_096), measured=[cost])
     assert p.row_memory_bytes == 65_536 and p.batch_rows == 853
     assert p.rule("measured_amplification").numbers == {"stage": "clean", "measured": 8.0, "fixed": 1.0}
     assert "measured seconds" in p.rule("replicas").reason
@@ -253,17 +266,17 @@ def test_measured_amplification_replaces_a_smaller_multiplier():
 
 def test_measured_amplification_never_grows_batches():
     cost = StageCost("clean", 100, 0.5, 0, 100_000)  # x1 < image's x5
-    p = plan(profile(Modality.IMAGE, 200_000), measured=[cost])
+    p = plan(profile(Image, 200_000), measured=[cost])
     assert p.rule("measured_amplification") is None and p.batch_rows == 10
 
 
 def test_default_rows_without_a_sample():
-    p = plan(profile(Modality.VIDEO, 0, rows_total=0, shard_rows=[]))
+    p = plan(profile(Video, 0, rows_total=0, shard_rows=[]))
     assert p.batch_rows == 400 and p.rule("default_rows") and p.partitions == 0
 
 
 def test_fixed_batch_rows_are_kept_and_drive_the_rest():
-    p = plan(profile(Modality.TEXT, 4_096, rows_total=1_500, shard_rows=[1_000, 500]), fixed_batch_rows=100)
+    p = plan(profile(Text, 4_096, rows_total=1_500, shard_rows=[1_000, 500]), fixed_batch_rows=100)
     assert p.batch_rows == 100 and p.partitions == 15  # 10 + 5: each shard is cut on its own
     assert p.rule("fixed_batch_rows")
 
@@ -276,12 +289,12 @@ def test_row_group_too_big():
 
 def test_seed_comparison_is_visible():
     # the seed's 1,000 B a row: 1,000 x 1 x 2 = 2,000; 67,108,864 / (2,000 x 1.2) = 27,962 rows
-    p = plan(profile(Modality.TEXT, 4_096, seed_estimate=1_000))
+    p = plan(profile(Text, 4_096, seed_estimate=1_000))
     assert p.rule("seed_comparison").numbers == {"seed_rows": 27_962, "rows": 6_826}
 
 
 def test_json_has_every_choice_and_rule_numbers():
-    out = plan(profile(Modality.TEXT, 4_096)).to_json()
+    out = plan(profile(Text, 4_096)).to_json()
     for key in ("modality", "rows_total", "rows_sampled", "p90_bytes", "seed_estimate_bytes", "skew", "tier_mb"):
         assert key in out
     for key in ("batch_rows", "partitions", "workers", "max_in_flight", "replicas", "rules"):

@@ -10,6 +10,8 @@ core may move its insides freely, and tests/test_plugin_api.py checks every plug
 * readers and writers: :class:`Reader`, :class:`Writer`, :class:`Shard`, :class:`ParquetReader` (to subclass),
   :func:`expand_paths` and :func:`shard_ids` (file listing, sharding), :data:`DAMAGED_INPUT` and
   :func:`damaged_input_batch` (a damaged record goes to ``rejected``);
+* batch sizing: :class:`Modality` and :class:`CostClass` (what readers and operators declare by name, and
+  what ``mdf_register_modalities`` / ``mdf_register_cost_classes`` add);
 * executors: :class:`Executor` and :class:`ExecutorParams` (what ``mdf_register_executors`` adds), and the typed
   metrics an executor returns: :class:`RunMetrics`, :class:`StageMetrics`, :class:`OperatorMetrics`,
   :class:`ExecutorMetrics` (subclass it for an executor's own record; ``metrics.json`` is versioned);
@@ -43,6 +45,7 @@ _EXPORTS = {
     "REASON": "mdf.metrics",
     "REASON_DETAIL": "mdf.metrics",
     "BatchContext": "mdf.operators",
+    "CostClass": "mdf.profiles",
     "DedupParams": "mdf.deduplicator",
     "Deduplicator": "mdf.deduplicator",
     "Executor": "mdf.executor.api",
@@ -53,6 +56,7 @@ _EXPORTS = {
     "KeyState": "mdf.state",
     "MdfError": "mdf.errors",
     "MissingDependencyError": "mdf.errors",
+    "Modality": "mdf.profiles",
     "Operator": "mdf.operators",
     "OperatorMetrics": "mdf.metrics",
     "OperatorError": "mdf.errors",
@@ -82,6 +86,7 @@ if TYPE_CHECKING:
     from mdf.io.sharding import expand_paths, shard_ids
     from mdf.metrics import REASON, REASON_DETAIL, OperatorMetrics, RunMetrics, StageMetrics
     from mdf.operators import BatchContext, Filter, Operator, Params, Refiner
+    from mdf.profiles import CostClass, Modality
     from mdf.registry import Registry
     from mdf.run_stats import ExecutorMetrics
     from mdf.state import NO_MATCH, KeyState, StateType
@@ -102,6 +107,7 @@ __all__ = [
     "REASON",
     "REASON_DETAIL",
     "BatchContext",
+    "CostClass",
     "DedupParams",
     "Deduplicator",
     "Executor",
@@ -112,6 +118,7 @@ __all__ = [
     "KeyState",
     "MdfError",
     "MissingDependencyError",
+    "Modality",
     "Operator",
     "OperatorError",
     "OperatorMetrics",

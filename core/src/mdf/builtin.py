@@ -1,4 +1,5 @@
-"""Built-in readers, writers, executors and engine operators, registered through the same hooks as any plugin.
+"""Built-in readers, writers, executors, engine operators, modalities and cost classes, registered through the
+same hooks as any plugin.
 
 mdf-core declares this module as its entry point ``builtin`` of group ``mdf``."""
 
@@ -11,6 +12,7 @@ from mdf.io.discard import DiscardWriter
 from mdf.io.jsonl import JsonlReader, JsonlWriter
 from mdf.io.parquet import ParquetReader, ParquetWriter
 from mdf.ops.debug import DelayRefiner, NoopRefiner
+from mdf.profiles import COST_CLASSES, MODALITIES
 from mdf.registry import Registry
 
 
@@ -37,3 +39,15 @@ def mdf_register_writers(registry: Registry) -> None:
 def mdf_register_executors(registry: Registry) -> None:
     registry.add(InlineExecutor)
     registry.add(RayExecutor)
+
+
+@hookimpl
+def mdf_register_modalities(registry: Registry) -> None:
+    for modality in MODALITIES:
+        registry.add(modality)
+
+
+@hookimpl
+def mdf_register_cost_classes(registry: Registry) -> None:
+    for cost_class in COST_CLASSES:
+        registry.add(cost_class)

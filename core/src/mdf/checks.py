@@ -1,4 +1,4 @@
-"""Checks against the input before any work: output folders, and the columns operators read.
+"""Checks against the input before any work: output folders, the reader's modality, the columns operators read.
 
 Each operator declares the columns it reads and the types it accepts (:attr:`mdf.Operator.reads`); here they
 are followed through the recipe against the reader's schema (Parquet footers, a JSONL sample), adding the
@@ -18,6 +18,7 @@ from mdf.ownership import check_output_paths
 _is_string_view = getattr(pa.types, "is_string_view", lambda t: False)
 _FAMILIES = {
     "string": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t),
+    "path": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t),
     "binary": lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t),
     "integer": pa.types.is_integer,
     "float": pa.types.is_floating,
@@ -32,13 +33,23 @@ _FAMILIES = {
 def preflight(plan: Any) -> None:
     """Everything about outputs and columns that can be known before reading data; RecipeError (exit 2)."""
     check_output_paths(plan.recipe)
+    check_modality(plan)
     check_columns(plan)
+
+
+def check_modality(plan: Any) -> None:
+    """A reader's ``modality`` parameter names a registered modality (a typo fails here, not when planning)."""
+    name = plan.reader.output_modality()
+    if name is not None:
+        plan.plugins.modalities.get(name, "reader.modality")
 
 
 def accepts(family: str, dtype: pa.DataType | str) -> bool:
     """Whether ``dtype`` (an Arrow type, or a family a refiner declared) is one of ``family``'s ``|`` parts."""
     parts = [p.strip() for p in family.split("|")]
     if isinstance(dtype, str):
+        parts = ["string" if p == "path" else p for p in parts]  # a path is a string to the check
+        dtype = "string" if dtype == "path" else dtype
         if dtype == "any":
             return True  # a refiner declared the column but not its type
         return "any" in parts or dtype in parts or (dtype in ("integer", "float") and "number" in parts)

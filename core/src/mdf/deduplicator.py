@@ -58,6 +58,7 @@ class Deduplicator(Operator):
     """Keeps the first row seen for each key; the key-state service decides what "seen" means."""
 
     kind = "deduplicator"
+    cost_class: ClassVar[str] = "deduplication"
     Params = DedupParams
     reason: ClassVar[str] = "duplicate"
     """What follows ``<name>:`` in the reason of a dropped row."""

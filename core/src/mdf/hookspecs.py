@@ -78,6 +78,39 @@ def mdf_register_state_types(registry: Registry) -> None:
 
 
 @hookspec
+def mdf_register_modalities(registry: Registry) -> None:
+    """Add the plugin's modalities (subclasses of :class:`mdf.Modality`), keyed by their ``name``.
+
+    A modality is what a reader's batches or an operator's columns hold, with the numbers the partition
+    planner sizes batches by (memory multiplier, complexity, default and maximum rows). Readers and operators
+    declare it by name (``modality = "point_cloud"``); one that names a modality no plugin registers is
+    reported as a load error of its plugin (``mdf plugins``). Core registers ``text``, ``image``, ``audio``,
+    ``video`` and ``multimodal`` through this hook.
+
+    :param registry: the modality registry.
+    :return: nothing.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
+def mdf_register_cost_classes(registry: Registry) -> None:
+    """Add the plugin's cost classes (subclasses of :class:`mdf.CostClass`), keyed by their ``name``.
+
+    A cost class is the weight an operator adds to a batch's complexity (heavier pipelines get smaller
+    batches). Operators declare it by name (``cost_class = "model"``); an unregistered name is reported as a
+    load error of the operator's plugin. Core registers ``model``, ``embedding``, ``extraction``, ``filter``,
+    ``deduplication`` and ``cleaning`` through this hook.
+
+    :param registry: the cost-class registry.
+    :return: nothing.
+
+    .. versionadded:: 0.2
+    """
+
+
+@hookspec
 def mdf_recipe_loaded(recipe: Recipe) -> Any:
     """Inspect a recipe after it validated and before any work starts.
 

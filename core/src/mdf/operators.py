@@ -18,7 +18,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -75,10 +75,6 @@ class Component:
         return (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
 
 
-CostClass = Literal["model", "embedding", "filter", "cleaning"]
-MediaKind = Literal["text", "image", "audio", "video"]
-
-
 class Operator(Component, ABC):
     """Common part of every operator kind.
 
@@ -86,28 +82,44 @@ class Operator(Component, ABC):
     ``requires`` (``{"import_name": "pip spec"}``), and implement their kind's one abstract method. Heavy state
     (models, tables) belongs in :meth:`setup`, which runs once in the worker that uses the operator, so operator
     instances stay cheap to construct during recipe validation.
+
+    Two declarations size the batches an operator gets (the partition planner reads them from the class, and
+    never guesses from the bytes); ``mdf ops`` shows both, marking the ones left at their default:
+
+    * :attr:`modality`: ``"text"`` on this base class, explicitly: an operator that reads plain columns
+      (strings, numbers) relies on it. One that decodes media in a column it reads (an image, a clip) must
+      declare it (``modality = "image"``), or its batches are sized for text.
+    * :attr:`cost_class`: each kind's base class sets its default (``filter`` for filters, ``deduplication``
+      for deduplicators, ``cleaning`` for refiners); an operator heavier or lighter per row than its kind
+      declares its own (``model``, ``embedding``, ``extraction``, or one a plugin registers).
     """
 
     kind: ClassVar[str] = "operator"
-    cost_class: ClassVar[CostClass | None] = None
-    """How heavy a row is for it, read by the partition planner: ``model`` / ``embedding`` (a network per row),
-    ``filter``, ``cleaning``; ``None``: its ``kind`` decides. Heavier pipelines get smaller batches."""
-    modality: ClassVar[MediaKind | None] = None
-    """The kind of media in the columns it reads (``image`` for a pHash refiner); ``None``: plain columns. The
-    partition planner takes the data's modality from what the recipe's operators declare."""
+    cost_class: ClassVar[str] = "cleaning"
+    """How heavy a row is for it: the name of a registered :class:`mdf.CostClass` (``model``, ``embedding``,
+    ``extraction``, ``filter``, ``deduplication``, ``cleaning``), whose weight is added to the batch's
+    complexity: heavier pipelines get smaller batches."""
+    modality: ClassVar[str] = "text"
+    """The kind of data in the columns it reads: the name of a registered :class:`mdf.Modality`. ``text``
+    (plain columns) unless it decodes media; the partition planner sizes batches for the heaviest modality the
+    reader and the operators declare."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        for attr, allowed in (("cost_class", CostClass), ("modality", MediaKind)):
+        for attr in ("cost_class", "modality"):
             value = getattr(cls, attr)
-            if value is not None and value not in get_args(allowed):
-                raise TypeError(f"{cls.__name__}.{attr} = {value!r}; use one of {', '.join(get_args(allowed))}")
+            if not isinstance(value, str) or not value.isidentifier():
+                raise TypeError(
+                    f"{cls.__name__}.{attr} = {value!r}; name a registered {attr.replace('_', ' ')} "
+                    "(a snake_case string such as 'image' or 'model')"
+                )
 
     reads: ClassVar[dict[str, str]] = {}
     """Columns the operator reads and the types it accepts, checked against the input before any work (by
     ``validate`` and ``run``) and shown by ``mdf ops``. Keys name a parameter whose value is the column (or a
     list of columns), or else are a fixed column name; values are ``|``-separated type families: ``string``,
-    ``binary``, ``integer``, ``float``, ``number``, ``bool``, ``list``, ``struct``, ``any``.
+    ``binary``, ``integer``, ``float``, ``number``, ``bool``, ``list``, ``struct``, ``any``, and ``path``: a
+    string column naming files the operator loads, whose sizes the partition planner counts as row bytes.
     Example: ``reads = {"column": "string"}``."""
 
     writes: ClassVar[dict[str, str] | None] = {}
@@ -168,6 +180,7 @@ class Filter(Operator):
     """Keeps rows for which :meth:`keep` is true; dropped rows go to ``rejected`` with a reason."""
 
     kind = "filter"
+    cost_class: ClassVar[str] = "filter"
 
     @abstractmethod
     def keep(self, batch: pa.RecordBatch) -> pa.BooleanArray | tuple[pa.BooleanArray, pa.Array | str]:
@@ -228,6 +241,14 @@ class Refiner(Operator):
                 "a refiner must keep every row (reject rows with a '_reason' column instead)"
             )
         return split_rejected(out, prefix=self.name)
+
+
+def is_declared(cls: type, attr: str) -> bool:
+    """Whether ``cls`` sets ``attr`` itself (or a plugin's base of it does), rather than inheriting the default
+    of its kind's base class (a core class that sets ``kind``): what ``mdf ops`` and ``mdf plan`` call
+    "declared"."""
+    owner = next((c for c in cls.__mro__ if attr in vars(c)), None)
+    return owner is not None and "kind" not in vars(owner)
 
 
 def reasons_only(rejected: pa.RecordBatch) -> pa.RecordBatch:

@@ -26,6 +26,7 @@ from mdf.errors import PluginError
 from mdf.executor.api import Executor
 from mdf.io.base import Reader, Writer
 from mdf.operators import Operator
+from mdf.profiles import CostClass, Modality
 from mdf.registry import BUILTIN, Owner, Registry
 from mdf.state.types import StateType
 
@@ -38,6 +39,8 @@ _HOOKS = {
     "mdf_register_writers": "writers",
     "mdf_register_state_types": "state_types",
     "mdf_register_executors": "executors",
+    "mdf_register_modalities": "modalities",
+    "mdf_register_cost_classes": "cost_classes",
 }
 
 
@@ -64,6 +67,8 @@ class Plugins:
     infos: list[PluginInfo]
     state_types: Registry = field(default_factory=lambda: Registry("state type", StateType))
     executors: Registry = field(default_factory=lambda: Registry("executor", Executor))
+    modalities: Registry = field(default_factory=lambda: Registry("modality", Modality))
+    cost_classes: Registry = field(default_factory=lambda: Registry("cost class", CostClass))
 
 
 def disabled_names() -> frozenset[str]:
@@ -104,6 +109,8 @@ def _load(disabled: frozenset[str]) -> Plugins:
         "writers": Registry("writer", Writer),
         "state_types": Registry("state type", StateType),
         "executors": Registry("executor", Executor),
+        "modalities": Registry("modality", Modality),
+        "cost_classes": Registry("cost class", CostClass),
     }
     for hook, key in _HOOKS.items():
         registry = regs[key]
@@ -121,6 +128,7 @@ def _load(disabled: frozenset[str]) -> Plugins:
                 info.error = f"hook {hook} raised {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
             info.contributed.setdefault(key, []).extend(sorted(set(registry.names()) - before))
     _check_state_types(regs["operators"], regs["state_types"], by_name)
+    _check_declarations(regs, by_name)
     failed = [Owner(i.name, i.distribution, i.version) for i in infos if i.error]
     for registry in regs.values():
         registry.failed = failed
@@ -132,6 +140,8 @@ def _load(disabled: frozenset[str]) -> Plugins:
         infos,
         state_types=regs["state_types"],
         executors=regs["executors"],
+        modalities=regs["modalities"],
+        cost_classes=regs["cost_classes"],
     )
 
 
@@ -145,6 +155,24 @@ def _check_state_types(operators: Registry, state_types: Registry, by_name: dict
                     f"operator '{name}' uses state type {st.__module__}.{st.__name__} ('{st.name}'), which no "
                     "plugin registers; add registry.add(...) for it in an mdf_register_state_types hook"
                 )
+
+
+def _check_declarations(regs: dict[str, Registry], by_name: dict[str, PluginInfo]) -> None:
+    """An operator or reader naming a modality or cost class no plugin registers cannot be planned for; report
+    it at load, as an error of its plugin, naming what is known."""
+    checks = (("operators", "modality", "modalities"), ("operators", "cost_class", "cost_classes"))
+    for key, attr, known in (*checks, ("readers", "modality", "modalities")):
+        registry = regs[key]
+        for name, cls in registry.items():
+            value = getattr(cls, attr, None)
+            if value is None or value in regs[known]:
+                continue
+            info = by_name[registry.owner(name).plugin]
+            hook = f"mdf_register_{known}"
+            info.error = (
+                f"{registry.kind} '{name}' declares {attr} = {value!r}, which no plugin registers (known: "
+                f"{', '.join(regs[known].names())}); use one of those or register it in an {hook} hook"
+            )
 
 
 def load_plugins() -> Plugins:

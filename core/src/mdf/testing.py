@@ -82,6 +82,8 @@ def register_plugin(plugins: Plugins, plugin: object, name: str) -> None:
         ("mdf_register_writers", plugins.writers),
         ("mdf_register_state_types", plugins.state_types),
         ("mdf_register_executors", plugins.executors),
+        ("mdf_register_modalities", plugins.modalities),
+        ("mdf_register_cost_classes", plugins.cost_classes),
     ):
         for impl in getattr(plugins.manager.hook, hook).get_hookimpls():
             if impl.plugin_name == name:

@@ -1,4 +1,8 @@
-"""``mdf ops``: every registered operator and executor, its kind, plugin, parameters (type, default) and doc."""
+"""``mdf ops``: every registered operator, reader and executor: kind, plugin, parameters (type, default), doc.
+
+Operators and readers also show what batch sizing reads from them, their ``modality`` and ``cost_class``,
+marked ``(default)`` where left to the kind's base class, so a media operator that forgot to declare is
+visible here rather than silently sized for text."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from pydantic_core import PydanticUndefined
 from rich.console import Console
 from rich.table import Table
 
+from mdf.operators import is_declared
 from mdf.plugins import load_plugins
 
 
@@ -33,7 +38,13 @@ def describe(cls: Any, common: dict[str, Any] | None = None) -> dict[str, Any]:
             }
         )
     reads = [{"param": k, "types": v} for k, v in (getattr(cls, "reads", None) or {}).items()]
-    return {"name": cls.name, "kind": cls.kind, "doc": cls.doc(), "params": params, "reads": reads}
+    out = {"name": cls.name, "kind": cls.kind, "doc": cls.doc(), "params": params, "reads": reads}
+    for attr in ("modality", "cost_class"):  # what batch sizing reads; "default" when left to the kind's base
+        if hasattr(cls, attr):
+            out[attr] = {"value": getattr(cls, attr), "declared": is_declared(cls, attr)}
+            if attr in cls.Params.model_fields:
+                out[attr]["parameter"] = attr  # the recipe says it (the Parquet reader's modality)
+    return out
 
 
 def _type_name(annotation: Any) -> str:
@@ -78,13 +89,13 @@ def _param_line(p: dict[str, Any]) -> str:
 @click.command("ops")
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 def command(as_json: bool) -> None:
-    """List every operator and executor with its parameters."""
+    """List every operator, reader and executor with its parameters."""
     from mdf.recipe import ExecutorSpec
 
     plugins = load_plugins()
     rows = []
     common = {k: f for k, f in ExecutorSpec.model_fields.items() if k != "type"}
-    for registry, shared in ((plugins.operators, None), (plugins.executors, common)):
+    for registry, shared in ((plugins.operators, None), (plugins.readers, None), (plugins.executors, common)):
         for name, cls in registry.items():
             d = describe(cls, shared)
             d["plugin"] = registry.owner(name).plugin
@@ -95,11 +106,24 @@ def command(as_json: bool) -> None:
         click.echo(json.dumps(rows, indent=2, default=str))
         return
     console = Console(width=160)
-    for title, kinds in (("operator", lambda k: k != "executor"), ("executor", lambda k: k == "executor")):
+    for title, kinds in (
+        ("operator", lambda k: k not in ("executor", "reader")),
+        ("reader", lambda k: k == "reader"),
+        ("executor", lambda k: k == "executor"),
+    ):
         console.print(_table(title, [d for d in rows if kinds(d["kind"])]))
     for info in failed:  # after the tables, where it is seen: its operators are missing from the lists above
         first = info.error.splitlines()[0] if info.error else ""
         console.print(f"[red]plugin '{info.name}' ({info.distribution}) failed to load: {first}[/]", highlight=False)
+
+
+def _declaration(attr: str, d: dict[str, Any]) -> str:
+    """``modality: image``, ``cost_class: filter (default)``, ``modality: its modality parameter``."""
+    if "parameter" in d:
+        return f"{attr}: its {d['parameter']} parameter"
+    if d["value"] is None:
+        return f"{attr}: undeclared"
+    return f"{attr}: {d['value']}" + ("" if d["declared"] else " (default)")
 
 
 def _table(title: str, rows: list[dict[str, Any]]) -> Table:
@@ -109,5 +133,7 @@ def _table(title: str, rows: list[dict[str, Any]]) -> Table:
     for d in rows:
         params = "\n".join(_param_line(p) for p in d["params"])
         reads = "; ".join(f"reads {r['param']}: {r['types']}" for r in d["reads"])
-        table.add_row(d["name"], d["kind"], d["plugin"], params or "-", d["doc"] + (f"\n{reads}" if reads else ""))
+        sizing = "; ".join(_declaration(k, d[k]) for k in ("modality", "cost_class") if k in d)
+        notes = "".join(f"\n{n}" for n in (reads, sizing) if n)
+        table.add_row(d["name"], d["kind"], d["plugin"], params or "-", d["doc"] + notes)
     return table

@@ -65,6 +65,21 @@ class Reader(Component):
     """
 
     kind: ClassVar[str] = "reader"
+    modality: ClassVar[str | None] = None
+    """What its batches hold: the name of a registered :class:`mdf.Modality` (``text`` for JSONL or WARC,
+    ``image`` for an image folder), which the partition planner sizes batches for. ``None``: the format cannot
+    say (a Parquet file holds anything); the data is then planned as text unless an operator declares media.
+    A reader whose answer depends on its parameters overrides :meth:`output_modality`."""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.modality is not None and (not isinstance(cls.modality, str) or not cls.modality.isidentifier()):
+            raise TypeError(f"{cls.__name__}.modality = {cls.modality!r}; name a registered modality or None")
+
+    def output_modality(self) -> str | None:
+        """The modality of this reader's batches (``None``: not declared); the class's :attr:`modality` unless
+        a parameter says more (the Parquet reader's ``modality``)."""
+        return self.modality
 
     @abstractmethod
     def shards(self) -> list[Shard]:

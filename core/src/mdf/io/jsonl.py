@@ -40,6 +40,7 @@ class JsonlReader(Reader):
     the rows before the damage and one ``reader:damaged_input`` row naming the file and the byte offset."""
 
     name = "jsonl"
+    modality = "text"
 
     class Params(Params):
         paths: list[str] = Field(min_length=1, description="files, folders (their JSONL files) or globs")

@@ -36,6 +36,15 @@ class ParquetReader(Reader):
         paths: list[str] = Field(min_length=1, description="files, folders or globs ('**' allowed)")
         columns: list[str] | None = Field(None, description="columns to read (default: all)")
         row_groups_per_shard: int = Field(0, ge=0, description="cut files into shards of N row groups (0 = file)")
+        modality: str | None = Field(
+            None,
+            description="what the columns hold, for batch sizing (mdf plan): image for a Parquet of encoded images;"
+            " none = plain columns unless an operator declares media",
+        )
+
+    def output_modality(self) -> str | None:
+        """The ``modality`` parameter: a Parquet file does not say whether its binary column is JPEG or not."""
+        return self.params.modality
 
     def shards(self) -> list[Shard]:
         files = expand_paths(self.params.paths, extensions=EXTENSIONS)

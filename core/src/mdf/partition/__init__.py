@@ -12,22 +12,28 @@ Pure Python over pyarrow and numpy; no Ray import. Entry points:
 * :func:`resolve_auto` - ``(batch_rows, max_in_flight)`` for ``executor.batch_rows: auto`` in ``prepare()``.
 * :func:`decide` - the arithmetic alone, from a :class:`DataProfile` and :class:`Resources`.
 
-Operators may declare ``cost_class = "model"`` (or ``"embedding"``, ``"filter"``, ``"cleaning"``) as a class
-attribute when their ``kind`` understates their cost; see :func:`operator_costs`.
+Nothing here guesses what the data is from its bytes: the reader declares what its batches hold
+(:attr:`mdf.Reader.modality`, or the Parquet reader's ``modality`` parameter) and each operator what it decodes
+(:attr:`mdf.Operator.modality`) and costs (:attr:`mdf.Operator.cost_class`); the heaviest declared modality
+sizes the batches and ``mdf plan`` names who declared it. Modalities and cost classes are registered classes
+(:mod:`mdf.profiles`), so a plugin adds its own without editing core.
 """
 
 from mdf.partition.decide import DataProfile, OperatorCost, PartitionPlan, Resources, decide
 from mdf.partition.measure import StageCost, measure_stages
-from mdf.partition.payload import detect_modality, row_payload_bytes
-from mdf.partition.planner import operator_costs, plan_partitions, resolve_auto, system_resources
-from mdf.partition.rules import MODALITIES, Modality, ModalityConfig, Rule
+from mdf.partition.payload import row_payload_bytes
+from mdf.partition.planner import (
+    declared_modality,
+    operator_costs,
+    plan_partitions,
+    resolve_auto,
+    system_resources,
+)
+from mdf.partition.rules import Rule
 from mdf.partition.sample import Sample, draw_sample
 
 __all__ = [
-    "MODALITIES",
     "DataProfile",
-    "Modality",
-    "ModalityConfig",
     "OperatorCost",
     "PartitionPlan",
     "Resources",
@@ -35,7 +41,7 @@ __all__ = [
     "Sample",
     "StageCost",
     "decide",
-    "detect_modality",
+    "declared_modality",
     "draw_sample",
     "measure_stages",
     "operator_costs",

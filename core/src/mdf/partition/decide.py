@@ -13,14 +13,16 @@ from typing import Any
 
 from mdf.partition import rules as R
 from mdf.partition.measure import StageCost
-from mdf.partition.rules import MODALITIES, SAFETY_MARGIN, Modality, Rule
+from mdf.partition.rules import SAFETY_MARGIN, Rule
+from mdf.profiles import Modality
 
 
 @dataclass(frozen=True)
 class DataProfile:
-    """What sampling found. Bytes are per row; ``shard_rows`` are rows per shard (for the batch count)."""
+    """What sampling found, and the modality the reader and operators declare. Bytes are per row;
+    ``shard_rows`` are rows per shard (for the batch count)."""
 
-    modality: Modality
+    modality: type[Modality]
     rows_total: int
     rows_sampled: int
     p90_bytes: float
@@ -28,9 +30,9 @@ class DataProfile:
     skew: float
     seed_estimate_bytes: float
     shard_rows: list[int]
-    media_columns: dict[str, tuple[str, float]] = field(default_factory=dict)
     largest_row_group: tuple[int, float] = (0, 0.0)  # (rows, uncompressed bytes); Parquet only
-    declared_by: list[str] = field(default_factory=list)  # operators whose declared modality decided it
+    declared_by: list[str] = field(default_factory=list)  # "reader NAME" and operators declaring the modality
+    modality_note: str = ""  # why, when nobody declared it (or who declared lighter ones)
 
 
 @dataclass(frozen=True)
@@ -52,9 +54,11 @@ class OperatorCost:
 
 @dataclass
 class PartitionPlan:
-    """The chosen numbers and the rules that chose them (``to_json`` is what ``mdf plan --json`` prints)."""
+    """The chosen numbers and the rules that chose them (``to_json`` is what ``mdf plan --json`` prints).
 
-    modality: Modality
+    ``modality`` is the name of the modality sized for; ``declared_by`` says who declared it."""
+
+    modality: str
     rows_total: int
     rows_sampled: int
     p90_bytes: float
@@ -72,7 +76,7 @@ class PartitionPlan:
     resources: Resources
     rules: list[Rule]
     measured: list[StageCost] = field(default_factory=list)
-    media_columns: dict[str, tuple[str, float]] = field(default_factory=dict)
+    declared_by: list[str] = field(default_factory=list)
 
     @property
     def batch_memory_bytes(self) -> float:
@@ -84,7 +88,8 @@ class PartitionPlan:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "modality": str(self.modality),
+            "modality": self.modality,
+            "modality_declared_by": self.declared_by,
             "rows_total": self.rows_total,
             "rows_sampled": self.rows_sampled,
             "p90_bytes": round(self.p90_bytes),
@@ -102,7 +107,6 @@ class PartitionPlan:
             "batch_memory_mb": R.mb(self.batch_memory_bytes),
             "available_gb": round(self.resources.available_bytes / R.GB, 2),
             "cores": self.resources.cores,
-            "media_columns": {k: {"kind": v[0], "share": v[1]} for k, v in self.media_columns.items()},
             "measured": [c.to_json() for c in self.measured],
             "rules": [r.to_json() for r in self.rules],
         }
@@ -124,12 +128,17 @@ def decide(
         numbers are derived from it.
     """
     fired: list[Rule] = list(rules or [])
-    cfg = MODALITIES[profile.modality]
-    why = ", ".join(f"column {c}: {s:.0%} {k}" for c, (k, s) in profile.media_columns.items()) or "no media columns"
+    cfg = profile.modality
+    why = "; ".join(p for p in (", ".join(profile.declared_by), profile.modality_note) if p)
     if profile.declared_by:
-        why = f"declared by {', '.join(profile.declared_by)}"
-    numbers = {"multiplier": cfg.memory_multiplier, "default_rows": cfg.default_rows, "max_rows": cfg.max_rows}
-    fired.append(Rule("modality", f"{profile.modality} ({why}): memory x{cfg.memory_multiplier:g}", numbers))
+        why = f"declared by {why}"
+    numbers = {
+        "multiplier": cfg.memory_multiplier,
+        "default_rows": cfg.default_rows,
+        "max_rows": cfg.max_rows,
+        "declared_by": profile.declared_by,
+    }
+    fired.append(Rule("modality", f"{cfg.name} ({why}): memory x{cfg.memory_multiplier:g}", numbers))
     fired.append(
         Rule(
             "payload_p90",
@@ -146,7 +155,7 @@ def decide(
             fired.append(
                 Rule(
                     "measured_amplification",
-                    f"stage '{top.name}' measured x{top.amplification:.2f} > {profile.modality}'s"
+                    f"stage '{top.name}' measured x{top.amplification:.2f} > {cfg.name}'s"
                     f" x{amplification:g}: using the measurement",
                     {"stage": top.name, "measured": round(top.amplification, 3), "fixed": amplification},
                 )
@@ -174,7 +183,7 @@ def decide(
         rows, rule = R.rows_for_budget(budget, row_memory, weight)
     else:
         rows = cfg.default_rows
-        rule = Rule("default_rows", f"nothing to sample: {profile.modality} default {rows:,} rows", {"rows": rows})
+        rule = Rule("default_rows", f"nothing to sample: {cfg.name} default {rows:,} rows", {"rows": rows})
     fired.append(rule)
     rows, rule = R.cap_modality_rows(rows, profile.modality)
     fired += [rule] if rule else []
@@ -208,7 +217,7 @@ def decide(
     replicas, rule = _replicas(stages, operators, measured, worker_count)
     fired.append(rule)
     return PartitionPlan(
-        modality=profile.modality,
+        modality=cfg.name,
         rows_total=profile.rows_total,
         rows_sampled=profile.rows_sampled,
         p90_bytes=profile.p90_bytes,
@@ -226,7 +235,7 @@ def decide(
         resources=resources,
         rules=fired,
         measured=measured,
-        media_columns=profile.media_columns,
+        declared_by=profile.declared_by,
     )
 
 

@@ -1,17 +1,20 @@
-"""What a row really weighs, and what kind of media it carries, computed from Arrow buffers, not guessed.
+"""What a row really weighs, computed from Arrow buffers, not guessed.
 
 The seed estimates a text row as ``characters x 2`` bytes and a media row from fixed per-file guesses; here a
 row's payload is the sum of its value buffers: string/binary lengths read from the offsets, fixed widths for
-primitives, children summed for lists and structs. Media is recognised by magic bytes in binary columns and
-by file extensions in string columns; a path to a local file counts the file's size, since that is what an
-operator will load. Everything here is vectorised with ``pyarrow.compute`` and numpy except the ``stat`` of
-referenced files, which runs on the sample only.
+primitives, children summed for lists and structs. A column an operator declares it reads as ``path`` (it
+loads the file each value names) adds the size of those files, since that is what the operator will hold.
+Everything here is vectorised with ``pyarrow.compute`` and numpy except the ``stat`` of referenced files,
+which runs on the sample only.
+
+What kind of data a row is (its modality) is not decided here: the reader and the operators declare it
+(:func:`mdf.partition.planner.declared_modality`). Bytes cannot say it: a binary column of JPEGs that no
+operator decodes costs its bytes, and the same column decoded by an image operator costs several times more.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,42 +22,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mdf.metrics import REASON
-from mdf.partition.rules import Modality
 
 IGNORED_COLUMNS = (REASON, "_raw")  # reader bookkeeping, not payload
-
-# (kind, offset, signature): the file formats a data pipeline meets, by their leading bytes.
-_MAGIC: list[tuple[Modality, int, bytes]] = [
-    (Modality.IMAGE, 0, b"\xff\xd8\xff"),  # JPEG
-    (Modality.IMAGE, 0, b"\x89PNG\r\n\x1a\n"),
-    (Modality.IMAGE, 0, b"GIF8"),
-    (Modality.IMAGE, 8, b"WEBP"),
-    (Modality.IMAGE, 0, b"II*\x00"),  # TIFF, little-endian
-    (Modality.IMAGE, 0, b"MM\x00*"),
-    (Modality.AUDIO, 8, b"WAVE"),
-    (Modality.AUDIO, 0, b"ID3"),  # MP3 with a tag
-    (Modality.AUDIO, 0, b"\xff\xfb"),  # MP3 frame
-    (Modality.AUDIO, 0, b"fLaC"),
-    (Modality.AUDIO, 0, b"OggS"),
-    (Modality.AUDIO, 8, b"M4A "),  # checked before the generic ftyp (video) below
-    (Modality.VIDEO, 4, b"ftyp"),  # MP4, MOV
-    (Modality.VIDEO, 0, b"\x1aE\xdf\xa3"),  # Matroska, WebM
-    (Modality.VIDEO, 8, b"AVI "),
-]
-_EXTENSIONS = {
-    Modality.IMAGE: "jpe?g|png|gif|webp|bmp|tiff?",
-    Modality.AUDIO: "wav|mp3|flac|ogg|opus|m4a|aac",
-    Modality.VIDEO: "mp4|mov|mkv|webm|avi|m4v",
-}
-_PATH_PATTERN = {kind: rf"(?i)\.({ext})(\?.*)?$" for kind, ext in _EXTENSIONS.items()}
-_DATA_URI = {kind: f"data:{kind}/" for kind in _EXTENSIONS}
-_ANY_MEDIA_PATH = re.compile(rf"(?i)\.({'|'.join(_EXTENSIONS.values())})$")
-MEDIA_SHARE = 0.5  # a column is media when at least half its non-null values look like it
 
 
 @dataclass
 class MediaFiles:
-    """Local files referenced by path columns of the sample: how many were found and how many were not."""
+    """Files named by the sample's path columns: how many were sized, not found, or remote (not sized)."""
 
     found: int = 0
     missing: int = 0
@@ -143,25 +117,27 @@ def row_text_chars(data: pa.Table | pa.RecordBatch) -> np.ndarray:
     return total
 
 
-def referenced_file_bytes(data: pa.Table | pa.RecordBatch, base_dirs: list[str], files: MediaFiles) -> np.ndarray:
-    """Per row, the size of local media files its string values name (0 where none); counts into ``files``.
+def referenced_file_bytes(
+    data: pa.Table | pa.RecordBatch, columns: list[str], base_dirs: list[str], files: MediaFiles
+) -> np.ndarray:
+    """Per row, the size of the local files its ``columns`` name (0 where none); counts into ``files``.
 
-    A relative path is tried against the working directory, then each of ``base_dirs`` (the folder of the
-    Parquet file it came from). URLs cannot be sized without fetching them and are only counted as remote.
+    ``columns`` are those an operator declares it reads as ``path``; other strings are never taken for paths
+    (an image folder's ``path`` column beside the image bytes is not loaded twice). A relative path is tried
+    against the working directory, then each of ``base_dirs`` (the folder of the file it came from). URLs
+    cannot be sized without fetching them and are only counted as remote.
     """
     total = np.zeros(data.num_rows, dtype=np.float64)
-    for name, column in zip(data.schema.names, data.columns, strict=True):
-        values, parents = _flat_strings(column)
-        if values is None or name in IGNORED_COLUMNS:
+    for name in columns:
+        if name not in data.schema.names:
             continue
-        looks = pc.fill_null(pc.match_substring_regex(values, _ANY_MEDIA_PATH.pattern), False)
-        hits = np.flatnonzero(looks.to_numpy(zero_copy_only=False))
-        if not len(hits):
+        values, parents = _flat_strings(data.column(name))
+        if values is None:
             continue
         sizes = np.zeros(len(values))
-        texts = pc.take(values, pa.array(hits)).to_pylist()
-        for i, text in zip(hits.tolist(), texts, strict=True):  # the sample only: at most 10,000 rows
-            sizes[i] = _file_size(text, base_dirs, files)
+        for i, text in enumerate(values.to_pylist()):  # the sample only: at most 10,000 rows
+            if text:
+                sizes[i] = _file_size(text, base_dirs, files)
         total += np.bincount(parents, weights=sizes, minlength=data.num_rows)
     return total
 
@@ -195,70 +171,3 @@ def _file_size(text: str, base_dirs: list[str], files: MediaFiles) -> float:
     if len(files.examples_missing) < 3:
         files.examples_missing.append(path)
     return 0.0
-
-
-def column_media(column: pa.Array | pa.ChunkedArray) -> tuple[Modality | None, float]:
-    """The media kind a column holds (``None`` for plain data) and the share of its values that matched.
-
-    Binary values are matched by magic bytes; strings by media file extension or a ``data:<kind>/`` URI. A
-    column is media when at least half its non-null values match one kind; list columns are looked into.
-    """
-    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
-        arr = pc.list_flatten(arr)
-    t = arr.type
-    valid = len(arr) - arr.null_count
-    if valid == 0:
-        return None, 0.0
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        matches = _magic_matches(arr)
-    elif pa.types.is_string(t) or pa.types.is_large_string(t):
-        matches = {
-            kind: pc.sum(
-                pc.or_(
-                    pc.match_substring_regex(arr, _PATH_PATTERN[kind]),
-                    pc.starts_with(arr, _DATA_URI[kind], ignore_case=True),
-                )
-            ).as_py()
-            or 0
-            for kind in _EXTENSIONS
-        }
-    else:
-        return None, 0.0
-    kind, count = max(matches.items(), key=lambda kv: kv[1])
-    share = count / valid
-    return (kind, share) if share >= MEDIA_SHARE else (None, share)
-
-
-def _magic_matches(arr: pa.Array) -> dict[Modality, int]:
-    """Values of a binary array whose leading bytes match each kind's signatures (first match wins)."""
-    claimed = pa.repeat(False, len(arr))
-    counts = {kind: 0 for kind in _EXTENSIONS}
-    for kind, offset, signature in _MAGIC:
-        head = pc.binary_slice(arr, offset, offset + len(signature))
-        hit = pc.and_not(pc.fill_null(pc.equal(head, pa.scalar(signature, arr.type)), False), claimed)
-        counts[kind] += pc.sum(hit).as_py() or 0
-        claimed = pc.or_(claimed, hit)
-    return counts
-
-
-def detect_modality(data: pa.Table) -> tuple[Modality, dict[str, tuple[str, float]]]:
-    """Modality of a sampled table: its media columns' kinds, ``multimodal`` when two or more kinds appear.
-
-    Captions, ids and URLs beside one media column do not make a set multimodal: their bytes are already in
-    the row payload and they do not change how much a row grows when decoded. Returns the modality and, per
-    media column, its kind and the share of values that matched.
-    """
-    columns: dict[str, tuple[str, float]] = {}
-    for name, column in zip(data.schema.names, data.columns, strict=True):
-        if name in IGNORED_COLUMNS:
-            continue
-        kind, share = column_media(column)
-        if kind is not None:
-            columns[name] = (str(kind), round(share, 4))
-    kinds = {k for k, _ in columns.values()}
-    if not kinds:
-        return Modality.TEXT, columns
-    if len(kinds) > 1:
-        return Modality.MULTIMODAL, columns
-    return Modality(kinds.pop()), columns

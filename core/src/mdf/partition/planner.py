@@ -1,6 +1,8 @@
 """Plan a recipe's partitions: sample its input, read the machine, apply the rules; ``resolve_auto`` for prepare().
 
-This is the part that touches files and the system; the arithmetic is in :mod:`mdf.partition.decide`.
+This is the part that touches files and the system; the arithmetic is in :mod:`mdf.partition.decide`. What the
+data *is* (its modality) and what each operator costs come from declarations, the reader's and the operators'
+(:func:`declared_modality`, :func:`operator_costs`); the sample says only how many bytes a row holds.
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mdf.checks import declared as reads_of
 from mdf.io.base import Reader, Shard
+from mdf.operators import is_declared
 from mdf.partition.decide import DataProfile, OperatorCost, PartitionPlan, Resources, decide
-from mdf.partition.payload import detect_modality
-from mdf.partition.rules import Modality, Rule, operator_weight, p90, skew
+from mdf.partition.rules import Rule, p90, skew
 from mdf.partition.sample import Sample, draw_sample
 from mdf.plugins import Plugins, load_plugins
+from mdf.profiles import Modality
 from mdf.recipe import Recipe
 
 if TYPE_CHECKING:
@@ -46,59 +50,68 @@ def system_resources(available_bytes: float | None = None, cores: int | None = N
 
 
 def operator_costs(recipe: Recipe, plugins: Plugins) -> list[OperatorCost]:
-    """Each operator's complexity weight, from its class alone (nothing is constructed).
-
-    :attr:`mdf.Operator.cost_class` ``"model"`` or ``"embedding"`` weighs 0.3, ``"filter"`` 0.2, ``"cleaning"``
-    0.1; without it, ``kind`` decides (``filter`` and ``deduplicator`` 0.2, ``refiner`` 0.1).
-    """
+    """Each operator's complexity weight: the weight of the cost class it declares (:attr:`mdf.Operator.cost_class`,
+    its kind's default unless it says otherwise), from its class alone (nothing is constructed)."""
     out = []
     for i, stage in enumerate(recipe.stages):
         for j, spec in enumerate(stage.operators):
-            cls = plugins.operators.get(spec.name, f"stages[{i}].operators[{j}]")
-            weight = operator_weight(cls.kind, cls.cost_class)
+            path = f"stages[{i}].operators[{j}]"
+            cls = plugins.operators.get(spec.name, path)
+            weight = plugins.cost_classes.get(cls.cost_class, path).weight
             out.append(OperatorCost(stage.name, spec.name, weight))
     return out
 
 
-def declared_modality(recipe: Recipe, plugins: Plugins) -> tuple[Modality | None, list[str]]:
-    """The modality the recipe's operators declare (:attr:`mdf.Operator.modality`) and who declares media.
-
-    ``None`` when no operator says: then the planner looks at the sampled bytes instead."""
-    kinds: dict[str, list[str]] = {}
+def declared_modality(reader: Reader, recipe: Recipe, plugins: Plugins) -> tuple[type[Modality], list[str], str]:
+    """The modality to size batches for, who declared it, and a note: the heaviest the reader and the
+    recipe's operators declare (:attr:`mdf.Reader.modality`, :attr:`mdf.Operator.modality`), ``text`` when
+    none does. An operator left at the base class's ``text`` does not count as declaring it."""
+    declared: list[tuple[str, type[Modality]]] = []
+    if (name := reader.output_modality()) is not None:
+        declared.append((f"reader {reader.name}", plugins.modalities.get(name, "reader.modality")))
     for i, stage in enumerate(recipe.stages):
         for j, spec in enumerate(stage.operators):
-            cls = plugins.operators.get(spec.name, f"stages[{i}].operators[{j}]")
-            if cls.modality is not None:
-                kinds.setdefault(cls.modality, []).append(spec.name)
-    media = {k: v for k, v in kinds.items() if k != "text"}
-    if not kinds:
-        return None, []
-    if not media:
-        return Modality.TEXT, kinds["text"]
-    names = [n for v in media.values() for n in v]
-    return (Modality(next(iter(media))) if len(media) == 1 else Modality.MULTIMODAL), names
+            path = f"stages[{i}].operators[{j}]"
+            cls = plugins.operators.get(spec.name, path)
+            if is_declared(cls, "modality"):
+                declared.append((spec.name, plugins.modalities.get(cls.modality, path)))
+    if not declared:
+        hint = "; set reader modality (e.g. image) if a column holds encoded media"
+        note = f"nothing declares a modality: reader {reader.name} does not say and no operator decodes media"
+        return plugins.modalities.get("text"), [], note + (hint if "modality" in reader.Params.model_fields else "")
+    top = max((m for _, m in declared), key=lambda m: m.heaviness())
+    by = list(dict.fromkeys(who for who, m in declared if m is top))
+    lighter = [f"{m.name} ({who})" for who, m in declared if m is not top]
+    return top, by, f"lighter: {', '.join(lighter)}" if lighter else ""
+
+
+def path_columns(recipe: Recipe, plugins: Plugins) -> list[str]:
+    """Columns an operator declares it reads as ``path`` (a file it loads): their files' sizes are row bytes."""
+    out: list[str] = []
+    for stage in recipe.stages:
+        for spec in stage.operators:
+            cls = plugins.operators.get(spec.name)
+            for _, column, types in reads_of(cls, cls.Params(**spec.params), "reads"):
+                if "path" in (t.strip() for t in types.split("|")):
+                    out.append(column)
+    return list(dict.fromkeys(out))
 
 
 def profile_sample(
-    sample: Sample, shards: list[Shard], declared: tuple[Modality | None, list[str]] = (None, [])
+    sample: Sample, shards: list[Shard], declared: tuple[type[Modality], list[str], str]
 ) -> tuple[DataProfile, list[Rule]]:
-    """Reduce a sample to the numbers the rules need; notes on referenced media files become rules.
+    """Reduce a sample to the numbers the rules need; notes on referenced files become rules.
 
-    The modality is what the operators declare (``declared``); only a recipe whose operators declare none has
-    its sample's columns inspected (magic bytes, file extensions)."""
-    if declared[0] is not None:
-        modality, media = declared[0], {}
-    elif sample.table is not None:
-        modality, media = detect_modality(sample.table)
-    else:
-        modality, media = Modality.TEXT, {}
+    The modality is what the reader and operators declare (``declared``, see :func:`declared_modality`); the
+    sample gives only bytes."""
+    modality, declared_by, note = declared
     rules: list[Rule] = []
     files = sample.files
     if files.found or files.missing or files.remote:
         rules.append(
             Rule(
                 "referenced_files",
-                f"paths in the data name media files: {files.found} sized, {files.missing} not found"
+                f"path columns name files: {files.found} sized, {files.missing} not found"
                 f" {files.examples_missing}, {files.remote} remote (not counted)",
                 {"found": files.found, "missing": files.missing, "remote": files.remote},
             )
@@ -119,8 +132,8 @@ def profile_sample(
         skew=skew(bytes_),
         seed_estimate_bytes=mean_chars * 2.0,
         shard_rows=shard_rows,
-        media_columns=media,
-        declared_by=declared[1] if declared[0] is not None else [],
+        declared_by=declared_by,
+        modality_note=note,
         largest_row_group=sample.largest_row_group,
     )
     return profile, rules
@@ -147,8 +160,9 @@ def plan_partitions(
     :param batch_rows: a batch size fixed by the recipe: kept, and the other numbers derived from it.
     """
     plugins = plugins or load_plugins()
-    sample = draw_sample(reader, shards, seed=seed)
-    profile, notes = profile_sample(sample, shards, declared_modality(recipe, plugins))
+    declared = declared_modality(reader, recipe, plugins)
+    sample = draw_sample(reader, shards, seed=seed, path_columns=path_columns(recipe, plugins))
+    profile, notes = profile_sample(sample, shards, declared)
     measured = []
     if measure and sample.table is not None and sample.table.num_rows:
         from mdf.partition.measure import measure_stages

@@ -1,7 +1,8 @@
 """The sizing rules, one pure function each, every one returning the number it chose and the evidence.
 
 The rule set comes from Data-Juicer's partition size optimizer (modality multipliers, memory tiers, P90, the 2x
-safety margin, the byte bounds, the skew cut, the minimum-partitions and worker rules). Each function takes
+safety margin, the byte bounds, the skew cut, the minimum-partitions and worker rules). The modalities' and
+cost classes' numbers live with their classes (:mod:`mdf.profiles`), which plugins may add to. Each function takes
 plain numbers and returns ``(value, Rule | None)``: ``None`` when the rule did not change anything, so
 ``mdf plan`` lists exactly the rules that fired, each with the numbers that made it fire.
 
@@ -12,10 +13,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
+
+from mdf.profiles import Modality
 
 MB = 1 << 20
 GB = 1 << 30
@@ -32,52 +34,6 @@ MIN_PARTITIONS_ABOVE_ROWS = 10_000
 PARTITIONS_PER_CORE = 1.5
 WORKER_SHARE = 0.75  # leave a quarter of the cores to the driver, Ray and the OS
 WORKER_BOOST = 1.2  # many partitions: slightly oversubscribe, workers wait on I/O part of the time
-
-
-class Modality(StrEnum):
-    TEXT = "text"
-    IMAGE = "image"
-    AUDIO = "audio"
-    VIDEO = "video"
-    MULTIMODAL = "multimodal"
-
-
-@dataclass(frozen=True)
-class ModalityConfig:
-    """How much a row of a modality grows in memory while processed, and row-count defaults.
-
-    :param memory_multiplier: decoded size / payload size (a JPEG decodes to several times its bytes).
-    :param complexity: the modality's own processing weight, before the operators' weights are added.
-    :param default_rows: rows per batch when nothing can be sampled.
-    :param max_rows: rows per batch never exceeded, whatever the bytes say.
-    """
-
-    memory_multiplier: float
-    complexity: float
-    default_rows: int
-    max_rows: int
-
-
-# Multipliers and default sizes from the seed; complexity from Data-Juicer (text 1, video 15, the rest
-# between); max rows at 5x the default, the seed's ratio for text (10,000 -> 50,000) and video (400 -> 2,000).
-MODALITIES: dict[Modality, ModalityConfig] = {
-    Modality.TEXT: ModalityConfig(1.0, 1.0, 10_000, 50_000),
-    Modality.IMAGE: ModalityConfig(5.0, 3.0, 2_000, 10_000),
-    Modality.AUDIO: ModalityConfig(8.0, 5.0, 1_000, 5_000),
-    Modality.VIDEO: ModalityConfig(20.0, 15.0, 400, 2_000),
-    Modality.MULTIMODAL: ModalityConfig(10.0, 8.0, 1_600, 8_000),
-}
-
-# Weight an operator adds to the complexity multiplier, by ``cost_class`` (or ``kind`` when it has none).
-OPERATOR_WEIGHTS: dict[str, float] = {
-    "model": 0.3,
-    "embedding": 0.3,
-    "filter": 0.2,
-    "deduplicator": 0.2,
-    "refiner": 0.1,
-    "cleaning": 0.1,
-}
-DEFAULT_OPERATOR_WEIGHT = 0.1
 
 
 @dataclass(frozen=True)
@@ -143,18 +99,13 @@ def memory_tier(available_bytes: float) -> tuple[int, Rule]:
     )
 
 
-def operator_weight(kind: str, cost_class: str | None) -> float:
-    """Complexity weight of one operator: its ``cost_class`` if it declares one, else its ``kind``."""
-    return OPERATOR_WEIGHTS.get(cost_class or kind, DEFAULT_OPERATOR_WEIGHT)
-
-
-def complexity(modality: Modality, operators: list[tuple[str, float]]) -> tuple[float, Rule]:
-    """Modality complexity plus each operator's weight: heavier pipelines get smaller batches."""
-    base = MODALITIES[modality].complexity
+def complexity(modality: type[Modality], operators: list[tuple[str, float]]) -> tuple[float, Rule]:
+    """Modality complexity plus each operator's cost-class weight: heavier pipelines get smaller batches."""
+    base = modality.complexity
     total = round(base + sum(w for _, w in operators), 6)
     ops = ", ".join(f"{name} +{w:g}" for name, w in operators) or "no operators"
     return total, Rule(
-        "complexity", f"{modality} {base:g} + {ops} = {total:g}", {"modality_complexity": base, "total": total}
+        "complexity", f"{modality.name} {base:g} + {ops} = {total:g}", {"modality_complexity": base, "total": total}
     )
 
 
@@ -226,12 +177,12 @@ def rows_for_budget(budget: float, row_bytes: float, complexity_value: float) ->
     )
 
 
-def cap_modality_rows(rows: int, modality: Modality) -> tuple[int, Rule | None]:
+def cap_modality_rows(rows: int, modality: type[Modality]) -> tuple[int, Rule | None]:
     """Never more rows than the modality's maximum (per-row costs the bytes do not show)."""
-    cap = MODALITIES[modality].max_rows
+    cap = modality.max_rows
     if rows <= cap:
         return rows, None
-    return cap, Rule("modality_max_rows", f"{rows:,} rows > {modality} max {cap:,}", {"from": rows, "max": cap})
+    return cap, Rule("modality_max_rows", f"{rows:,} rows > {modality.name} max {cap:,}", {"from": rows, "max": cap})
 
 
 def min_partitions(rows: int, rows_total: int, cores: int) -> tuple[int, Rule | None]:

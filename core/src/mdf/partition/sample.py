@@ -9,7 +9,7 @@ bounds the reading at a small price in independence. Other readers have no row c
 in random order until enough rows are seen, and the total is extrapolated from file sizes.
 
 Each chunk of drawn rows is reduced to per-row numbers (payload bytes, characters) at once; whole rows are
-kept only up to ``keep_bytes``, for modality detection and ``--measure``.
+kept only up to ``keep_bytes``, for ``--measure``.
 """
 
 from __future__ import annotations
@@ -53,8 +53,9 @@ class Sample:
 class _Collector:
     """Reduces chunks of sampled rows to numbers; keeps whole rows while under ``keep_bytes``."""
 
-    def __init__(self, keep_bytes: int) -> None:
+    def __init__(self, keep_bytes: int, path_columns: list[str]) -> None:
         self.keep_bytes = keep_bytes
+        self.path_columns = path_columns
         self.kept_bytes = 0.0
         self.bytes: list[np.ndarray] = []
         self.chars: list[np.ndarray] = []
@@ -66,7 +67,7 @@ class _Collector:
             return
         if REASON in chunk.schema.names:  # rows the reader could not decode are not data
             chunk = chunk.filter(pc.is_null(chunk.column(REASON)))
-        payload = row_payload_bytes(chunk) + referenced_file_bytes(chunk, [base_dir], self.files)
+        payload = row_payload_bytes(chunk) + referenced_file_bytes(chunk, self.path_columns, [base_dir], self.files)
         self.bytes.append(payload)
         self.chars.append(row_text_chars(chunk))
         if self.kept_bytes < self.keep_bytes:
@@ -93,12 +94,17 @@ def draw_sample(
     seed: int = 0,
     max_row_groups: int = 64,
     keep_bytes: int = 64 * MB,
+    path_columns: list[str] | None = None,
 ) -> Sample:
-    """Sample ``reader``'s input by the seed's sizes (see :func:`~mdf.partition.rules.sample_size`)."""
+    """Sample ``reader``'s input by the seed's sizes (see :func:`~mdf.partition.rules.sample_size`).
+
+    :param path_columns: columns whose values name files an operator loads: their sizes count as row bytes.
+    """
     rng = np.random.default_rng(seed)
+    collector = _Collector(keep_bytes, path_columns or [])
     if isinstance(reader, ParquetReader) and all(s.rows is not None for s in shards):
-        return _sample_parquet(shards, reader.params.columns, rng, max_row_groups, keep_bytes)
-    return _sample_stream(reader, shards, rng, keep_bytes)
+        return _sample_parquet(shards, reader.params.columns, rng, max_row_groups, collector)
+    return _sample_stream(reader, shards, rng, collector)
 
 
 def _row_groups(
@@ -130,7 +136,7 @@ def _row_groups(
 
 
 def _sample_parquet(
-    shards: list[Shard], columns: list[str] | None, rng: np.random.Generator, max_groups: int, keep_bytes: int
+    shards: list[Shard], columns: list[str] | None, rng: np.random.Generator, max_groups: int, collector: _Collector
 ) -> Sample:
     groups, rows, largest = _row_groups(shards, columns)
     total = int(rows.sum())
@@ -156,7 +162,6 @@ def _sample_parquet(
                 {"row_groups_touched": len(touched), "row_groups_read": max_groups, "row_groups_total": len(rows)},
             )
         )
-    collector = _Collector(keep_bytes)
     order = rng.permutation(np.unique(owner))  # random order, so the rows kept whole are not the first files
     for gi in order.tolist():
         local_idx = picked[owner == gi] - starts[gi]
@@ -180,7 +185,7 @@ def _take_rows(path: str, group: int, local_idx: np.ndarray, columns: list[str] 
         offset += batch.num_rows
 
 
-def _sample_stream(reader: Reader, shards: list[Shard], rng: np.random.Generator, keep_bytes: int) -> Sample:
+def _sample_stream(reader: Reader, shards: list[Shard], rng: np.random.Generator, collector: _Collector) -> Sample:
     """Unsized input: read whole shards in random order until ``STREAM_ROWS`` rows, then subsample those."""
     seen: list[pa.Table] = []
     rows_seen = 0
@@ -211,7 +216,6 @@ def _sample_stream(reader: Reader, shards: list[Shard], rng: np.random.Generator
                 {"rows_read": sized_rows, "shards_read": done, "shards_total": len(shards)},
             )
         )
-    collector = _Collector(keep_bytes)
     if seen:
         table = pa.concat_tables(seen, promote_options="permissive")
         take = np.sort(rng.choice(table.num_rows, size=min(n, table.num_rows), replace=False))

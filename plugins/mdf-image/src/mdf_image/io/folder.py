@@ -29,6 +29,7 @@ class ImageFolderReader(Reader):
     """Reads image files under folders (recursive, sorted); columns id (relative path), path, image bytes."""
 
     name = "image_folder"
+    modality = "image"
 
     class Params(Params):
         paths: list[str] = Field(min_length=1, description="folders (searched recursively) or globs of image files")

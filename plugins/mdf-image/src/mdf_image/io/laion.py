@@ -23,6 +23,7 @@ class LaionParquetReader(Reader):
     """Reads LAION-style Parquet: image bytes, url, caption (+ extra columns); rows without an image rejected."""
 
     name = "laion_parquet"
+    modality = "image"
 
     class Params(Params):
         paths: list[str] = Field(min_length=1, description="files, folders or globs ('**' allowed)")

@@ -69,6 +69,7 @@ class WebDatasetReader(Reader):
     """Reads WebDataset tar shards: one row per key (id, image, caption from .txt, json); imageless keys rejected."""
 
     name = "webdataset"
+    modality = "image"
 
     class Params(Params):
         paths: list[str] = Field(min_length=1, description="tar files (.tar, .tar.gz, .tgz), folders or globs")

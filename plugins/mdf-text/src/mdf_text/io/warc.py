@@ -62,6 +62,7 @@ class WarcReader(Reader):
     """Reads WARC, WARC.gz and WET files: one row per record (url, date, HTTP status/type/charset, decoded body)."""
 
     name = "warc"
+    modality = "text"
     requires = {"fastwarc": "mdf-text[web]"}
 
     class Params(Params):

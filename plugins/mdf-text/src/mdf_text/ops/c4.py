@@ -21,6 +21,7 @@ class C4QualityFilter(Refiner):
     """Remove C4's bad lines (no end mark, short, javascript, policy, citations) and drop C4-failing pages."""
 
     name = "c4_quality_filter"
+    cost_class = "filter"  # a refiner only to rewrite lines; per row it is C4's filter rules
     requires: ClassVar[dict[str, str]] = KERNELS
 
     class Params(TextParams):

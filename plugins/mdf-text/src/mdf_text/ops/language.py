@@ -97,6 +97,7 @@ class LanguageIdRefiner(Refiner):
 
     name = "language_id"
     requires = _REQUIRES
+    cost_class = "model"  # fastText lid.176 on each text
 
     class Params(Params):
         column: str = Field("text", description="string (or UTF-8 binary) column to classify")
@@ -118,6 +119,7 @@ class LanguageFilter(Filter):
 
     name = "language_filter"
     requires = _REQUIRES
+    cost_class = "model"  # runs lid.176 itself unless a language_id before it wrote the columns
     fusable = True  # decides each row from that row alone
 
     class Params(Params):
