@@ -39,6 +39,7 @@ EMAIL = (
 )
 IPV4 = r"(?:(?:25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)\.){3}(?:25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)"
 _IPV4_RX = re.compile(IPV4)
+Fix = Callable[[str], tuple[str, int]]
 
 
 class PiiRefiner(Refiner):
@@ -73,29 +74,32 @@ class PiiRefiner(Refiner):
                 self.metrics.count("emails_replaced", n)
                 text = pc.replace_substring_regex(text, EMAIL, p.email_replacement)
         public = p.only_remove_public_ips
+        ips: list[tuple[str, Fix, str]] = []  # one RE2 pass finds the rows of both IP kinds
         # IPv6 before IPv4, so the IPv4 tail of ::ffff:1.2.3.4 goes with its address
         if p.remove_ipv6:
             fix = substitute(IPV6, partial(ipv6_ok, public_only=public), p.ipv6_replacement)
-            text = self._visit(text, IPV6_CANDIDATE, fix, "ipv6_replaced")
+            ips.append((IPV6_CANDIDATE, fix, "ipv6_replaced"))
         if p.remove_ips:
             fix = substitute(_IPV4_RX, partial(ipv4_ok, public_only=public), p.ip_replacement)
-            text = self._visit(text, IPV4, fix, "ips_replaced")
+            ips.append((IPV4, fix, "ips_replaced"))
+        if ips:
+            text = self._visit(text, "|".join(c for c, _, _ in ips), [(f, n) for _, f, n in ips])
         if p.phone:
-            text = self._visit(
-                text, PHONE_CANDIDATE, substitute(PHONE, phone_ok, p.phone_replacement), "phones_replaced"
-            )
+            fix = substitute(PHONE, phone_ok, p.phone_replacement)
+            text = self._visit(text, PHONE_CANDIDATE, [(fix, "phones_replaced")])
         return batch.set_column(idx, batch.schema.field(idx), text)
 
-    def _visit(self, text: pa.Array, candidate: str, fix: Callable[[str], tuple[str, int]], counter: str) -> pa.Array:
-        """Run ``fix`` on the rows RE2's ``candidate`` pattern matches; the other rows are not touched."""
+    def _visit(self, text: pa.Array, candidate: str, fixes: list[tuple[Fix, str]]) -> pa.Array:
+        """Run the ``fixes`` in turn on the rows RE2's ``candidate`` pattern matches; other rows are not touched."""
         cand = pc.fill_null(pc.match_substring_regex(text, candidate), False)
         if not pc.any(cand).as_py():
             return text
-        new, replaced = [], 0
-        for t in pc.filter(text, cand).to_pylist():
-            s, n = fix(t)
-            new.append(s)
-            replaced += n
-        if replaced:
-            self.metrics.count(counter, replaced)
+        new = pc.filter(text, cand).to_pylist()
+        for fix, counter in fixes:
+            replaced = 0
+            for i, t in enumerate(new):
+                new[i], n = fix(t)
+                replaced += n
+            if replaced:
+                self.metrics.count(counter, replaced)
         return pc.replace_with_mask(text, cand, pa.array(new, text.type))

@@ -12,10 +12,12 @@ and C++ scopes (``std::vector``: a letter before ``::`` is no start). "Public" m
 an IPv4-mapped address is as public as the IPv4 address inside it.
 
 Phones: international (``+CC`` then groups, optional ``(0)``), NANP (``(555) 123-4567``, ``555-123-4567``,
-``555.123.4567`` with one separator throughout) and European trunk-0 national forms (``030 12345678``,
-``020 7946 0958``, ``01 23 45 67 89``). A match has 7 to 15 digits (E.164's maximum is 15), never sits inside a
-longer run of digits, letters, dots or hyphens (so no ISBNs, versions, dates with ``.``/``-``, prices with
-``,``), and a national form always has separators (a bare ``0123456789`` is as likely an ID as a phone).
+``555.123.4567`` with one separator throughout) and trunk-0 national forms (``030 12345678``, ``020 7946 0958``,
+``01 23 45 67 89``, ``012 34 56 78``, ``03-1234-5678``). National forms without a trunk 0 (Spain, Poland,
+Chinese mobiles) are not matched: written without ``+CC`` they look like any other digit groups. A match has 7
+to 15 digits (E.164's maximum is 15), never sits inside a longer run of digits, letters, dots or hyphens (so
+no ISBNs, versions, dates with ``.``/``-``, prices with ``,``), and a national form always has separators (a
+bare ``0123456789`` is as likely an ID as a phone).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ import ipaddress
 import re
 from collections.abc import Callable
 
-IPV6_CANDIDATE = r"[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:[0-9A-Fa-f.]"
+# "::" next to a hex digit, or four groups: a time (12:30:45) has too few colons to make a row a candidate
+IPV6_CANDIDATE = r"[0-9A-Fa-f]::|::[0-9A-Fa-f]|(?:[0-9A-Fa-f]{1,4}:){3}[0-9A-Fa-f]"
 IPV6 = re.compile(
     r"(?<![\w:.%])"
     r"(?=[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:)"  # two colons at least: no ``12:30``
@@ -34,13 +37,17 @@ IPV6 = re.compile(
     r"(?![\w:]|\.\d)"
 )
 
-PHONE_CANDIDATE = r"\+\d|\d\d\d\)? ?[ .\-]?\d\d\d[ .\-]\d|0\d{1,4}\)?[ /\-.]\d\d"
+PHONE_CANDIDATE = r"\+\d|\d\d\d\)? ?[ .\-]?\d\d\d[ .\-]\d|0\d{1,5}\)?[ /\-.]\d\d"
 _INTL = r"\+[1-9]\d{0,2}(?:[ .\-]?\(0\))?(?:[ .\-]?(?:\(\d{1,4}\)|\d{1,6})){1,7}"
 _NANP = r"(?:1[ .\-]?)?(?:\([2-9]\d\d\) ?\d{3}[ .\-]\d{4}|[2-9]\d\d(?P<s>[ .\-])\d{3}(?P=s)\d{4})"
 _FR = r"0[1-9](?P<f>[ .\-])\d\d(?:(?P=f)\d\d){3}"
-_NATIONAL = r"(?:\(0\d{1,4}\) ?|0\d{1,4}[ /\-])\d{3,8}(?:[ \-]\d{2,5}){0,2}"
+_NATIONAL = r"(?:\(0\d{1,4}\) ?|0\d{1,5}[ /\-])\d{3,10}(?:[ \-]\d{2,5}){0,2}"
+_PAIRS = r"0\d{1,3}(?: \d\d){3}"  # Belgian and Dutch mobile groupings: 012 34 56 78, 0450 00 12 34
+_PAREN = r"\([2-9]\d\d\) ?\d{3}[ .\-]\d{4}|\(0\d{1,4}\) ?\d{3,10}(?:[ \-]\d{2,5}){0,2}"
+# a number opening with "(" may follow a word ("...@spokesman.com(509) 459-5382"), any other form may not
 PHONE = re.compile(
-    rf"(?<![\w+.,/\-])(?:{_INTL}|{_NANP}|{_FR}|{_NATIONAL})(?![\w]|[.,/\-]\d)",
+    rf"(?:(?<![\w+.,/\-])(?:{_INTL}|{_NANP}|{_FR}|{_NATIONAL}|{_PAIRS})|(?<![\d(])(?:{_PAREN}))"
+    r"(?![\w]|[.,/\-]\d)",
 )
 _NOT_DIGIT = re.compile(r"\D")
 
@@ -55,6 +62,8 @@ def ipv4_ok(ip: str, public_only: bool) -> bool:
 
 def ipv6_ok(ip: str, public_only: bool) -> bool:
     """An address ``ipaddress`` parses; with ``public_only``, global unicast (or a mapped global IPv4)."""
+    if not ip.strip(":"):
+        return False  # a bare "::" is punctuation in text before it is the unspecified address
     try:
         addr = ipaddress.IPv6Address(ip)
     except ValueError:
