@@ -52,6 +52,7 @@ def refine(texts: list[str | None], **params: object) -> tuple[list[str | None],
         ("mapped ::ffff:8.8.8.8 here", f"mapped {V6} here"),
         ("zone 2606:4700:4700::1111%en0 here", f"zone {V6} here"),
         ("Cloudflare is 2606:4700:4700::1111.", f"Cloudflare is {V6}."),
+        ("Server address:2606:4700:4700::1111 (v6)", f"Server address:{V6} (v6)"),
     ],
 )
 def test_public_ipv6_forms_are_replaced(text: str, want: str) -> None:

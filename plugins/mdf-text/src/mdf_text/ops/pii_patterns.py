@@ -30,7 +30,7 @@ from collections.abc import Callable
 IPV6_CANDIDATE = r"[0-9A-Fa-f]::|::[0-9A-Fa-f]|(?:[0-9A-Fa-f]{1,4}:){3}[0-9A-Fa-f]"
 # each pattern opens with a one-character lookahead: ``re`` then skips most positions at once (3x on real text)
 IPV6 = re.compile(
-    r"(?=[0-9A-Fa-f:])(?<![\w:.%])"
+    r"(?=[0-9A-Fa-f:])(?<![\w.%])(?<![0-9A-Fa-f:]:)"  # not mid-address; "Address:2001:..." may start one
     r"(?=[0-9A-Fa-f]{0,4}:[0-9A-Fa-f]{0,4}:)"  # two colons at least: no ``12:30``
     r"[0-9A-Fa-f:]{2,39}"
     r"(?:(?<=:)(?:\d{1,3}\.){3}\d{1,3})?"  # IPv4-mapped / -compatible tail
