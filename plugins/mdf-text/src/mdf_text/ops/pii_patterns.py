@@ -39,7 +39,9 @@ IPV6 = re.compile(
 )
 
 PHONE_CANDIDATE = r"\+\d|\d\d\d\)? ?[ .\-]?\d\d\d[ .\-]\d|0\d{1,5}\)?[ /\-.]\d\d"
-_INTL = r"\+[1-9]\d{0,2}(?:[ .\-]?\(0\))?(?:[ .\-]?(?:\(\d{1,4}\)|\d{1,6})){1,7}"
+# atomic groups: optional separators let a long digit run split many ways, and backtracking through them all
+# took 60 ms per "+<46 digits>"; committing to the greedy split keeps a miss linear
+_INTL = r"\+[1-9]\d{0,2}(?:[ .\-]?\(0\))?(?>(?:[ .\-]?(?:\(\d{1,4}\)|\d{1,6})){1,7})"
 _NANP = r"(?:1[ .\-]?)?(?:\([2-9]\d\d\) ?\d{3}[ .\-]\d{4}|[2-9]\d\d(?P<s>[ .\-])\d{3}(?P=s)\d{4})"
 _FR = r"0[1-9](?P<f>[ .\-])\d\d(?:(?P=f)\d\d){3}"
 _NATIONAL = r"(?:\(0\d{1,4}\) ?|0\d{1,5}[ /\-])\d{3,10}(?:[ \-]\d{2,5}){0,2}"
