@@ -19,12 +19,7 @@ from mdf.run_stats import InlineMetrics, RayMetrics
 
 from .ray_helpers import DATA, assert_same_outputs, many_rows_parquet, text_recipe
 
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing's: one Ray for the module's runs
 
 
 def run_both(tmp_path, reader, executor_extra=None, **kw):

@@ -12,6 +12,8 @@ from mdf.recipe import parse_recipe
 from mdf.testing import check_operator_contract, read_output, run_operator
 from mdf_dedup.ops.exact import ExactDedup
 
+pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing: one Ray for the in-process Ray runs
+
 
 def texts(batch: pa.RecordBatch) -> list[str]:
     return batch.column("text").to_pylist()

@@ -14,6 +14,8 @@ from mdf.recipe import parse_recipe
 from mdf.testing import check_operator_contract, read_output
 from mdf_dedup.ops.minhash import MinHashDedup
 
+pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing: one Ray for the in-process Ray runs
+
 # Planted copies have 3 % of their words replaced: with word 5-grams their Jaccard similarity to the original
 # is ~0.70-0.79 (median 0.75), so the LSH threshold sits below that.
 THRESHOLD = 0.6

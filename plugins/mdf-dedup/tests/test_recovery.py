@@ -21,6 +21,8 @@ from mdf.executor import run_recipe
 from mdf.recipe import parse_recipe
 from mdf.testing import read_output
 
+pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing: one Ray for the in-process Ray runs
+
 SLOW = {"delay_refiner": {"seconds_per_batch": 0.03}}
 
 

@@ -14,6 +14,8 @@ from mdf.testing import check_operator_contract, read_output, run_operator
 from mdf_image.ops.near_dedup import ImageNearDedup
 from mdf_image.ops.phash import ImagePhashRefiner
 
+pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing: one Ray for the in-process Ray runs
+
 MAX_HAMMING = 6
 
 

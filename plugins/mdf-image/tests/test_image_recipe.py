@@ -105,15 +105,8 @@ def test_webdataset_inline_rejects_the_imageless_key(tmp_path, data, mixed):
     ]
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
 def test_ray_same_rows_as_inline_with_many_shards_and_loaders(tmp_path, data, mixed, local_ray):
+    pytest.importorskip("ray")
     reader = {"type": "laion_parquet", "paths": [data["laion"]], "id_column": "id", "row_groups_per_shard": 1}
     for kind in ("inline", "ray"):
         executor = {"type": kind, "batch_rows": 8, **({"loaders": 2} if kind == "ray" else {})}
@@ -126,6 +119,7 @@ def test_ray_same_rows_as_inline_with_many_shards_and_loaders(tmp_path, data, mi
 
 @pytest.mark.embeddings
 def test_ray_embedding_stage_runs_on_cpu_when_the_recipe_asks_no_gpu(tmp_path, data, mixed, tiny_clip, local_ray):
+    pytest.importorskip("ray")
     reader = {"type": "image_folder", "paths": [data["folder"]], "files_per_shard": 40}
     embed = {
         "name": "embed",
