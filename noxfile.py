@@ -18,6 +18,8 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
+import tomllib
 
 import nox
 
@@ -60,6 +62,32 @@ def kernels_wheel(session: nox.Session) -> str:
     return os.path.abspath(found[0])
 
 
+_PREFETCH: subprocess.Popen | None = None
+_SELECTING = ("-s", "--session", "--sessions", "-e", "-k", "--keywords", "-t", "--tags")
+
+
+def prefetch_embeddings(session: nox.Session) -> None:
+    """On a full run (``python3 -m nox``, no session chosen), fill uv's cache with the ``embeddings`` extra (torch,
+    transformers) in the background, while the CPU-bound sessions before ``embeddings`` run.
+
+    torch from PyPI brings ~3 GB of nvidia wheels: ~100 s of download on a fresh machine here, with the CPU idle.
+    Best effort: if it fails, the ``embeddings`` session downloads them itself (it waits for this first)."""
+    global _PREFETCH
+    uv = shutil.which("uv")
+    chosen = any(a in _SELECTING or a.startswith(tuple(f"{o}=" for o in _SELECTING)) for a in sys.argv[1:])
+    if uv is None or chosen or _PREFETCH is not None:
+        return
+    with open("plugins/mdf-image/pyproject.toml", "rb") as f:
+        wanted = tomllib.load(f)["project"]["optional-dependencies"]["embeddings"]
+    target = os.path.join(".nox", "_prefetch")
+    shutil.rmtree(target, ignore_errors=True)
+    os.makedirs(".nox", exist_ok=True)
+    log = open(os.path.join(".nox", "_prefetch.log"), "w")  # noqa: SIM115 - lives as long as the process
+    cmd = [uv, "pip", "install", "--quiet", "--python", PYTHON, "--target", target, *wanted]
+    session.log(f"prefetching {', '.join(wanted)} into uv's cache in the background (for the embeddings session)")
+    _PREFETCH = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+
+
 def installs_alone(session: nox.Session, module: str, plugin: str) -> None:
     """Import every module of ``module`` and check that mdf loaded ``plugin`` without an error."""
     session.run(
@@ -76,7 +104,8 @@ def installs_alone(session: nox.Session, module: str, plugin: str) -> None:
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
-    """ruff check and format check over every Python file."""
+    """ruff check and format check over every Python file (and, on a full run, the embeddings prefetch)."""
+    prefetch_embeddings(session)
     session.install("ruff")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
@@ -162,6 +191,10 @@ def all(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def embeddings(session: nox.Session) -> None:
     """The embedding refiner with torch and transformers (mdf-image[embeddings]): its tests, inline and on Ray."""
+    if _PREFETCH is not None and _PREFETCH.poll() is None:
+        session.log("waiting for the background prefetch of torch and transformers")
+        _PREFETCH.wait()
+    shutil.rmtree(os.path.join(".nox", "_prefetch"), ignore_errors=True)  # links into uv's cache: the cache stays
     session.install(CORE_RAY, kernels_wheel(session), EMBEDDINGS)
     session.run("pytest", "plugins/mdf-image/tests", "-m", "embeddings", *session.posargs)
 
