@@ -28,18 +28,14 @@ def machine() -> Machine:
             info.memory_gb = round(int(fh.readline().split()[1]) / 2**20, 1)
     except (OSError, ValueError, IndexError):
         pass
-    try:
-        import ray
-
-        if ray.is_initialized():
-            res = ray.cluster_resources()
-            info.cluster = ClusterInfo(
-                nodes=len([n for n in ray.nodes() if n.get("Alive")]),
-                cpus=res.get("CPU", 0),
-                gpus=res.get("GPU", 0),
-            )
-    except ImportError:
-        pass
+    ray = sys.modules.get("ray")  # a run that never imported Ray is not on one: importing it costs ~1.2 s
+    if ray is not None and ray.is_initialized():
+        res = ray.cluster_resources()
+        info.cluster = ClusterInfo(
+            nodes=len([n for n in ray.nodes() if n.get("Alive")]),
+            cpus=res.get("CPU", 0),
+            gpus=res.get("GPU", 0),
+        )
     return info
 
 
