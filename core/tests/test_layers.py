@@ -137,3 +137,19 @@ def test_mdf_version_imports_nothing_heavy():
 def test_mdf_ops_imports_no_ray():
     loaded = _imported_by("ops", "--json")
     assert not {m for m in loaded if m == "ray" or m.startswith("ray.")}
+
+
+def test_an_inline_run_imports_no_ray(tmp_path):
+    """Importing Ray costs ~1.2 s here; a run on the default executor must not pay it (the report's machine
+    context once imported Ray only to ask whether it was initialised). Meaningful where Ray is installed."""
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"id": 1, "text": "a line of text"}\n{"id": 2, "text": "another"}\n')
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(
+        f"reader: {{type: jsonl, paths: ['{data}']}}\n"
+        "stages: [{name: s, operators: [{noop_refiner: {}}]}]\n"
+        f"writer: {{type: parquet, path: '{tmp_path / 'out'}'}}\n"
+    )
+    loaded = _imported_by("run", "-q", str(recipe))
+    assert "mdf.executor.inline" in loaded and (tmp_path / "out" / "_mdf" / "metrics.json").exists()
+    assert not {m for m in loaded if m == "ray" or m.startswith("ray.")}
