@@ -272,14 +272,18 @@ def test_overwrite_killed_at_any_moment_leaves_the_old_or_the_new_output_never_a
     kill_when = [
         lambda: True,  # at once: before or while it claims the folders
         lambda: (staging / "_mdf" / "run.json").exists(),  # claimed, staging created, nothing written
-        lambda: (staging / "cc-00000.parquet").exists(),  # a shard committed in staging
+        lambda: _completed(staging) >= 1,  # a shard committed in staging (the manifest says so)
         None,  # let it finish
     ]
     modes = []
     for when in kill_when:
         mode = "--resume" if (staging / "_mdf" / "run.json").exists() else "--overwrite"
         modes.append(mode)
-        proc = mdf_popen("run", "-q", str(new_recipe), mode, "--set", "executor.batch_rows=20")
+        # one shard at a time: shard 1 still has ~1.5 s to go when shard 0 is in staging, so the kill lands
+        # before the swap (two workers committed both shards and swapped within a poll interval, a flaky race)
+        proc = mdf_popen(
+            "run", "-q", str(new_recipe), mode, "--set", "executor.batch_rows=20", "--set", "executor.workers=1"
+        )
         if when is None:
             assert proc.wait(timeout=300) == 0, proc.stderr.read() if proc.stderr else ""
         else:
@@ -295,6 +299,14 @@ def test_overwrite_killed_at_any_moment_leaves_the_old_or_the_new_output_never_a
     assert sorted(now) == ["cc-00000.parquet", "cc-00001.parquet"]
     assert table(tmp_path / "out").num_rows == 400 and metrics(tmp_path / "out")["resumed"]["skipped_shards"] >= 1
     assert not list(tmp_path.glob(".*mdf-*"))
+
+
+def _completed(folder: Path) -> int:
+    """Shards the run in ``folder`` has committed, by its checkpoint manifest (0 before the first)."""
+    try:
+        return len(json.loads((folder / "_mdf" / "state" / "manifest.json").read_text())["completed"])
+    except (OSError, ValueError, KeyError):
+        return 0
 
 
 def test_a_swap_cut_between_its_two_folders_is_rolled_forward_by_the_next_run(tmp_path, capsys):
