@@ -25,7 +25,8 @@ import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["lint", "core", "text", "kernels", "dedup", "image", "all", "embeddings", "report"]
-nox.options.error_on_missing_interpreters = False
+# a machine without Python 3.11 fails the run instead of skipping every session and exiting 0
+nox.options.error_on_missing_interpreters = True
 
 PYTHON = "3.11"
 CORE = "./core"

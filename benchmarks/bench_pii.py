@@ -1,6 +1,7 @@
 """pii_refiner against its peers in one process: speed ratios, and what each finds on real and planted text.
 
-Peers (DataTrove 0.10.1 has no IPv6 or phone rule; its e-mail/IPv4 rule is mdf's, see bench_quality_filters):
+Peers (DataTrove 0.10.1 has no IPv6 or phone rule; mdf's e-mail/IPv4 patterns are its, but nothing here or in
+bench_quality_filters compares the two outputs: see the README for how they differ):
 
 * Data-Juicer's ``clean_email_mapper`` + ``clean_ip_mapper`` patterns (IPv4, and IPv6 in full 8-group form only),
   run per row with ``re`` as Data-Juicer does (it uses ``regex``; same patterns);

@@ -63,7 +63,7 @@ def test_same_responses_as_fastwarc(path: Path) -> None:
     assert raw["file"] == os.path.abspath(path) and isinstance(raw["offset"], int) and raw["error"]
 
 
-@pytest.mark.skipif(not FILES, reason="shared WARC files absent")
+@pytest.mark.skipif(not FILES, reason=f"shared WARC files not found at {SHARED} (../shared absent)")
 def test_commoncrawl_file_fields() -> None:
     """The real CommonCrawl file: 16 responses, all HTML 200, charsets as the HTTP headers say."""
     path = SHARED / "resili-warcfile.warc.gz"
