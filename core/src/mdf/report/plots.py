@@ -2,9 +2,9 @@
 
 Why SVG: no JavaScript in the page (the numbers stay readable with scripts off and nothing can call out), small,
 scales on any screen, text kept as text. Why our own writer: it draws the six charts in milliseconds with
-nothing to install (matplotlib cost seconds of import and drawing on every run). Embedding each SVG as an *image* rather than
-inline markup means nothing in a plot (a stage name, a reason) is ever parsed as the page's HTML, and an SVG
-loaded as an image cannot run scripts whatever it contains.
+nothing to install (matplotlib cost seconds of import and drawing on every run). Embedding each SVG as an
+*image* rather than inline markup means nothing in a plot (a stage name, a reason) is ever parsed as the page's
+HTML, and an SVG loaded as an image cannot run scripts whatever it contains.
 
 Each function returns ``(data URI, alt text)``; :func:`safely` turns a plot that fails to draw into ``None``
 (the page says so and keeps the section's table), so a chart never costs the report, let alone the run.

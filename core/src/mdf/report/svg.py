@@ -2,9 +2,9 @@
 
 Why our own and not a plotting library: the report draws six simple charts at the end of every run, and
 matplotlib took 2-2.5 s to import and draw them on two loaded cores (most of a short run's fixed cost, and 76 MB
-installed); this module writes them in ~15 ms. These charts need only axes with round ticks, bars, polylines and a legend: a few hundred lines of
-string formatting, drawn in milliseconds with nothing to install. Every text from the data passes through
-:func:`markupsafe.escape`, so a stage or reason name is always text in the XML.
+installed). These charts need only axes with round ticks, bars, polylines and a legend: a few hundred lines of
+string formatting that write the whole report in ~15 ms, with nothing to install. Every text from the data
+passes through :func:`markupsafe.escape`, so a stage or reason name is always text in the XML.
 
 Sizes are in CSS pixels; the SVG carries a ``viewBox`` and scales with the page.
 """
