@@ -37,6 +37,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_fixed_cost import fixed_cost_line
 from dedup.common import DT_PYTHON, HERE, dedup_dataset, load_line, mdf_system, run_all, timed
 
 TARGETS = {"Polars": 1.0, "plain Python": 4.0, "DataTrove": 10.0}  # mdf inline rec/s >= N x the peer's
@@ -113,6 +114,7 @@ def main() -> None:
     for r in others:
         if r.system != FLOOR:
             assert len(r.kept) == len(mdf.kept), f"{r.system} kept {len(r.kept):,} rows, mdf {len(mdf.kept):,}"
+    print(fixed_cost_line())  # beside the rates: a run's fixed cost, so it is never read as a per-record one
     print(f"kept rows equal for all dedups: {len(mdf.kept):,} of {args.rows:,}")
     floor = next(r for r in others if r.system == FLOOR)
     print(

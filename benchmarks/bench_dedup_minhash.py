@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_fixed_cost import fixed_cost_line
 from dedup.common import HERE, dedup_dataset, load_line, mdf_system, precision_recall, read_input, run_all, timed
 from dedup.minhash_peers import shingles
 
@@ -142,6 +143,7 @@ def main() -> None:
         if phases:
             print(f"{r.system}: phases (s) {phases}")
     print(f"mdf inline: {mdf.extra['executor_s']:.2f} s in the executor of {mdf.wall_s:.2f} s wall")
+    print(fixed_cost_line())  # beside the rates: a run's fixed cost, so it is never read as a per-record one
     for r in (mdf, *others):
         if len(set(r.kept_runs)) > 1:  # streaming on Ray: which row of a near-duplicate chain comes first varies
             print(f"{r.system}: kept rows differ between runs {r.kept_runs} (the fastest run's are scored)")

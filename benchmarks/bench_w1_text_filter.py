@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from bench_fixed_cost import fixed_cost_line
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "benchmarks"
@@ -226,6 +227,7 @@ def main() -> None:
             f"{r.system:<28} {r.wall_s:7.2f} {cpu:6.2f} {rows / r.wall_s:9,.0f} {r.kept:10,} {ratio:>9}   {r.extra['runs']}"
         )
 
+    print(fixed_cost_line())  # beside the rates: a run's fixed cost, so it is never read as a per-record one
     print()
     start_up = mdf.wall_s - mdf.extra["executor_s"]
     print(f"mdf: {mdf.extra['executor_s']:.2f} s in the executor, {start_up:.2f} s start-up + planning + exit")

@@ -8,6 +8,11 @@ Nothing is imported or registered at import time of :mod:`mdf`; the first caller
 pays for it once per process. A plugin that fails to import, or whose hook raises, is recorded with its
 error (``mdf plugins`` shows it) and skipped, so one broken package never takes the others down.
 ``MDF_DISABLE_PLUGINS=a,b`` blocks plugins by entry-point name.
+
+Plugins may register operators by reference (:meth:`mdf.registry.Registry.add_lazy`), so a run imports only
+the operator modules its recipe names. The checks that need a class (its state types and declarations are
+registered) then run when it is first imported; :meth:`Plugins.resolve_all` imports everything for
+``mdf ops`` and ``mdf plugins``, recording what fails as its plugin's error.
 """
 
 from __future__ import annotations
@@ -16,10 +21,10 @@ import os
 import traceback
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib.metadata import entry_points  # the standard library's: the backport costs ~50 ms to import
 from typing import Any
 
 import pluggy
-from importlib_metadata import entry_points
 
 from mdf import hookspecs
 from mdf.errors import PluginError
@@ -69,6 +74,20 @@ class Plugins:
     executors: Registry = field(default_factory=lambda: Registry("executor", Executor))
     modalities: Registry = field(default_factory=lambda: Registry("modality", Modality))
     cost_classes: Registry = field(default_factory=lambda: Registry("cost class", CostClass))
+
+    def registries(self) -> list[Registry]:
+        return [self.operators, self.readers, self.writers, self.state_types, self.executors, self.modalities,
+                self.cost_classes]  # fmt: skip
+
+    def resolve_all(self) -> None:
+        """Import every class registered by reference; one that fails becomes its plugin's error (the first
+        failure a plugin has is kept). For listing commands, never for a run."""
+        by_name = {i.name: i for i in self.infos}
+        for registry in self.registries():
+            for name, error in registry.resolve_all().items():
+                info = by_name.get(registry.owner(name).plugin)
+                if info is not None and not info.error:
+                    info.error = error
 
 
 def disabled_names() -> frozenset[str]:
@@ -129,6 +148,8 @@ def _load(disabled: frozenset[str]) -> Plugins:
             info.contributed.setdefault(key, []).extend(sorted(set(registry.names()) - before))
     _check_state_types(regs["operators"], regs["state_types"], by_name)
     _check_declarations(regs, by_name)
+    for key in ("operators", "readers"):  # the same checks for classes registered by reference, once imported
+        regs[key].check = lambda name, cls, key=key: _problem(regs, key, name, cls)
     failed = [Owner(i.name, i.distribution, i.version) for i in infos if i.error]
     for registry in regs.values():
         registry.failed = failed
@@ -146,33 +167,55 @@ def _load(disabled: frozenset[str]) -> Plugins:
 
 
 def _check_state_types(operators: Registry, state_types: Registry, by_name: dict[str, PluginInfo]) -> None:
-    """A deduplicator whose state type no plugin registers would fail mid-run; report it at load instead."""
-    for name, cls in operators.items():
-        for st in getattr(cls, "state_types", ()):
-            if st.name not in state_types or state_types.get(st.name) is not st:
-                info = by_name[operators.owner(name).plugin]
-                info.error = (
-                    f"operator '{name}' uses state type {st.__module__}.{st.__name__} ('{st.name}'), which no "
-                    "plugin registers; add registry.add(...) for it in an mdf_register_state_types hook"
-                )
+    """A deduplicator whose state type no plugin registers would fail mid-run; report it at load instead
+    (for the classes imported so far: the others are checked when first imported)."""
+    for name, cls in operators.loaded():
+        problem = _state_type_problem(state_types, name, cls)
+        if problem:
+            by_name[operators.owner(name).plugin].error = problem
+
+
+def _state_type_problem(state_types: Registry, name: str, cls: type) -> str | None:
+    for st in getattr(cls, "state_types", ()):
+        if st.name not in state_types or state_types.get(st.name) is not st:
+            return (
+                f"operator '{name}' uses state type {st.__module__}.{st.__name__} ('{st.name}'), which no "
+                "plugin registers; add registry.add(...) for it in an mdf_register_state_types hook"
+            )
+    return None
+
+
+_DECLARED = {"operators": (("modality", "modalities"), ("cost_class", "cost_classes")),
+             "readers": (("modality", "modalities"),)}  # fmt: skip
 
 
 def _check_declarations(regs: dict[str, Registry], by_name: dict[str, PluginInfo]) -> None:
     """An operator or reader naming a modality or cost class no plugin registers cannot be planned for; report
     it at load, as an error of its plugin, naming what is known."""
-    checks = (("operators", "modality", "modalities"), ("operators", "cost_class", "cost_classes"))
-    for key, attr, known in (*checks, ("readers", "modality", "modalities")):
+    for key in _DECLARED:
         registry = regs[key]
-        for name, cls in registry.items():
-            value = getattr(cls, attr, None)
-            if value is None or value in regs[known]:
-                continue
-            info = by_name[registry.owner(name).plugin]
-            hook = f"mdf_register_{known}"
-            info.error = (
-                f"{registry.kind} '{name}' declares {attr} = {value!r}, which no plugin registers (known: "
-                f"{', '.join(regs[known].names())}); use one of those or register it in an {hook} hook"
-            )
+        for name, cls in registry.loaded():
+            problem = _declaration_problem(regs, key, name, cls)
+            if problem:
+                by_name[registry.owner(name).plugin].error = problem
+
+
+def _declaration_problem(regs: dict[str, Registry], key: str, name: str, cls: type) -> str | None:
+    for attr, known in _DECLARED[key]:
+        value = getattr(cls, attr, None)
+        if value is None or value in regs[known]:
+            continue
+        return (
+            f"{regs[key].kind} '{name}' declares {attr} = {value!r}, which no plugin registers (known: "
+            f"{', '.join(regs[known].names())}); use one of those or register it in an mdf_register_{known} hook"
+        )
+    return None
+
+
+def _problem(regs: dict[str, Registry], key: str, name: str, cls: type) -> str | None:
+    """What :func:`_load` would have reported about ``cls``, for a class imported after the load."""
+    state = _state_type_problem(regs["state_types"], name, cls) if key == "operators" else None
+    return state or _declaration_problem(regs, key, name, cls)
 
 
 def load_plugins() -> Plugins:

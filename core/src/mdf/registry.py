@@ -1,8 +1,16 @@
-"""Registries that plugins add classes to, with owner tracking and did-you-mean look-ups."""
+"""Registries that plugins add classes to, with owner tracking and did-you-mean look-ups.
+
+A plugin may register a class by reference (:meth:`Registry.add_lazy`: a name and ``"module:Class"``) instead
+of the class itself, so that loading the plugin imports none of its operator modules: a run imports only the
+operators its recipe names (an unused operator module can cost 100 ms: regex tables, word lists, numpy), while
+``mdf ops`` and ``mdf plugins`` resolve every reference and list what fails to import as its plugin's error.
+"""
 
 from __future__ import annotations
 
 import difflib
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -36,11 +44,43 @@ class Registry(Generic[T]):
     current_owner: Owner = BUILTIN
     failed: list[Owner] = field(default_factory=list)
     """Plugins that failed to load: an unknown name may be one of theirs (set by :mod:`mdf.plugins`)."""
+    check: Callable[[str, type], str | None] | None = None
+    """Called on a class registered by reference once it is imported: a message when the class breaks a rule
+    that needs the other registries (an unregistered state type or modality), else None (set by
+    :mod:`mdf.plugins`, which checks classes added directly at load)."""
     _classes: dict[str, type] = field(default_factory=dict)
     _owners: dict[str, Owner] = field(default_factory=dict)
+    _refs: dict[str, str] = field(default_factory=dict)
+    _errors: dict[str, str] = field(default_factory=dict)
 
     def add(self, cls: type) -> type:
         owner = self.current_owner
+        self._check_class(cls, owner)
+        name = cls.name  # type: ignore[attr-defined]
+        self._claim(name, cls, owner)
+        self._classes[name] = cls
+        self._owners[name] = owner
+        return cls
+
+    def add_lazy(self, name: str, ref: str) -> None:
+        """Register the class at ``ref`` (``"package.module:Class"``) under ``name`` without importing it.
+
+        The module is imported the first time the class is asked for (:meth:`get`, :meth:`items`); the
+        class must then subclass this registry's base and carry the same ``name``, or the look-up fails
+        naming the plugin. Use it for operators and readers whose modules cost time to import.
+        """
+        owner = self.current_owner
+        module, _, attr = ref.partition(":")
+        if not name.isidentifier() or not module or not attr:
+            raise PluginError(
+                f"plugin '{owner.plugin}': add_lazy({name!r}, {ref!r}) needs a snake_case name and a "
+                "'package.module:Class' reference"
+            )
+        self._claim(name, ref, owner)
+        self._refs[name] = ref
+        self._owners[name] = owner
+
+    def _check_class(self, cls: object, owner: Owner) -> None:
         if not isinstance(cls, type) or not issubclass(cls, self.base):
             raise PluginError(
                 f"plugin '{owner.plugin}' registered {cls!r} as a {self.kind}, but it does not subclass "
@@ -49,25 +89,65 @@ class Registry(Generic[T]):
         name = getattr(cls, "name", "")
         if not name or not name.isidentifier():
             raise PluginError(f"plugin '{owner.plugin}': {self.kind} {cls.__name__} needs a snake_case `name`")
-        if name in self._classes and self._classes[name] is not cls:
+
+    def _claim(self, name: str, what: type | str, owner: Owner) -> None:
+        """Refuse a name another plugin took (the same class or reference registered twice is fine)."""
+        taken = self._classes.get(name) or self._refs.get(name)
+        if taken is not None and taken is not what and taken != what:
             other = self._owners[name]
             raise PluginError(
                 f"plugin '{owner.plugin}' registers {self.kind} '{name}', already registered by plugin "
                 f"'{other.plugin}' ({other.distribution}); rename one of them"
             )
-        self._classes[name] = cls
-        self._owners[name] = owner
-        return cls
 
     def get(self, name: str, path: str = "") -> type:
-        """Return the class for ``name`` or raise a :class:`RecipeError` with a did-you-mean."""
+        """Return the class for ``name`` (importing it when it was registered by reference), or raise a
+        :class:`RecipeError` with a did-you-mean, or naming the plugin whose class failed to import."""
+        cls = self._classes.get(name)
+        if cls is not None:
+            return cls
+        if name not in self._refs:
+            raise RecipeError(self.unknown_message(name), path)
+        error = self._resolve(name)
+        if error:
+            raise RecipeError(f"{error}; see `mdf plugins`", path)
+        return self._classes[name]
+
+    def _resolve(self, name: str) -> str | None:
+        """Import a class registered by reference: None when it is now in ``_classes``, else why not."""
+        if name in self._errors:
+            return self._errors[name]
+        ref, owner = self._refs[name], self._owners[name]
+        module, _, attr = ref.partition(":")
+        where = f"plugin '{owner.plugin}' ({owner.distribution}): {self.kind} '{name}' ({ref})"
         try:
-            return self._classes[name]
-        except KeyError:
-            raise RecipeError(self.unknown_message(name), path) from None
+            cls = getattr(importlib.import_module(module), attr)
+            self._check_class(cls, owner)
+            if cls.name != name:
+                raise PluginError(f"the class is named '{cls.name}', registered as '{name}'")
+            problem = self.check(name, cls) if self.check is not None else None
+            if problem:
+                raise PluginError(problem)
+        except Exception as exc:  # a broken plugin module fails its own look-ups, never the others'
+            self._errors[name] = f"{where} failed to load: {type(exc).__name__}: {exc}"
+            return self._errors[name]
+        self._classes[name] = cls
+        return None
+
+    def resolve_all(self) -> dict[str, str]:
+        """Import every class registered by reference (``mdf ops``, ``mdf plugins``): ``{name: error}`` of those
+        that failed, which :meth:`items` then leaves out."""
+        for name in self._refs:
+            if name not in self._classes:
+                self._resolve(name)
+        return {n: e for n, e in self._errors.items() if n in self._refs}
+
+    def loaded(self) -> list[tuple[str, type]]:
+        """The classes imported so far, without importing any: what load-time checks can look at cheaply."""
+        return sorted(self._classes.items())
 
     def unknown_message(self, name: str) -> str:
-        close = difflib.get_close_matches(str(name), list(self._classes), n=1, cutoff=0.6)
+        close = difflib.get_close_matches(str(name), self.names(), n=1, cutoff=0.6)
         named = [o for o in self.failed if _may_provide(o, str(name))]
         suspects = named or ([] if close else self.failed)
         hints = []
@@ -77,20 +157,24 @@ class Registry(Generic[T]):
         if close:
             hints.append(f"did you mean '{close[0]}'?")
         if not hints:
-            hints.append(f"known: {', '.join(sorted(self._classes)) or 'none'}")
+            hints.append(f"known: {', '.join(self.names()) or 'none'}")
         return f"unknown {self.kind} '{name}'; " + "; or ".join(hints)
 
     def owner(self, name: str) -> Owner:
         return self._owners[name]
 
     def names(self) -> list[str]:
-        return sorted(self._classes)
+        """Every registered name, imported or not (imports nothing)."""
+        return sorted({*self._classes, *self._refs})
 
     def items(self) -> list[tuple[str, type]]:
-        return [(n, self._classes[n]) for n in self.names()]
+        """Every class, importing those registered by reference; one that fails to import is left out (its
+        error is in :meth:`resolve_all`'s answer)."""
+        self.resolve_all()
+        return sorted(self._classes.items())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._classes
+        return name in self._classes or name in self._refs
 
 
 def _may_provide(owner: Owner, name: str) -> bool:

@@ -93,6 +93,7 @@ def command(as_json: bool) -> None:
     from mdf.recipe import ExecutorSpec
 
     plugins = load_plugins()
+    plugins.resolve_all()  # every class registered by reference; a broken one is listed as its plugin's error
     rows = []
     common = {k: f for k, f in ExecutorSpec.model_fields.items() if k != "type"}
     for registry, shared in ((plugins.operators, None), (plugins.readers, None), (plugins.executors, common)):

@@ -16,7 +16,9 @@ from mdf.plugins import load_plugins
 @click.option("--json", "as_json", is_flag=True, help="machine-readable output")
 def command(as_json: bool) -> None:
     """List installed plugins and what each contributed."""
-    infos = load_plugins().infos
+    plugins = load_plugins()
+    plugins.resolve_all()  # import what plugins registered by reference, so a broken module shows as an error
+    infos = plugins.infos
     if as_json:
         click.echo(json.dumps([asdict(i) for i in infos], indent=2))
         return

@@ -1,4 +1,8 @@
-"""Build ``<output>/_mdf/report.html`` from a run's metadata (what ``mdf run`` and ``mdf report`` call)."""
+"""Build ``<output>/_mdf/report.html`` from a run's metadata (what ``mdf run`` and ``mdf report`` call).
+
+The sections are imported when a page is rendered, not when this module is: every run imports this module
+before its first batch, and only its end needs them.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,6 @@ from pathlib import Path
 from mdf.errors import MdfError
 from mdf.layout import metrics_path, report_path
 from mdf.metrics import RunMetrics
-from mdf.report import scale, sections
-from mdf.report.html import page
-from mdf.report.samples import rejected_samples
 
 SECTIONS = (
     ("summary", "Summary"),
@@ -38,6 +39,10 @@ def load_metrics(output: str | os.PathLike[str]) -> RunMetrics:
 
 def render(m: RunMetrics) -> str:
     """The page for a run's metrics (with sample rejected rows when the rejected output is still there)."""
+    from mdf.report import scale, sections
+    from mdf.report.html import page
+    from mdf.report.samples import rejected_samples
+
     reasons = [r for r, _ in sections._reasons_in_order(m)]
     samples = rejected_samples(m.context.rejected_path, m.context.rejected_format, reasons)
     body = {

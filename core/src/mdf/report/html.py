@@ -3,7 +3,7 @@
 Escaping is structural, not remembered: every fragment is a ``markupsafe.Markup`` built with
 ``Markup(template).format(...)``, which escapes each argument that is not already ``Markup``; text from the
 data (reasons, URLs, sample rows) therefore reaches the page only as text. The Content-Security-Policy allows
-only this page's own style and script, by their SHA-256 hashes, images only as ``data:`` URIs (the plots),
+only this page's own style and script, by their SHA-256 hashes, images only as ``data:`` URIs (the SVG plots),
 and nothing else (no fetch, no frame, no form, no base URL), so even markup that slipped through could
 neither run nor call out.
 """
@@ -108,9 +108,9 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], cls: str = "", 
 
 
 def plot(img: tuple[str, str] | None) -> Markup:
-    """A plot as an image, or a note that plots need matplotlib (the tables carry the numbers)."""
+    """A plot as an image, or a note that it could not be drawn (the tables carry the numbers)."""
     if img is None:
-        return Markup('<p class="muted">(plots need matplotlib: pip install "mdf-core[report]")</p>')
+        return Markup('<p class="muted">(this plot could not be drawn: the table has the numbers)</p>')
     uri, alt = img
     return Markup('<img class="plot" alt="{}" src="{}">').format(alt, uri)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from mdf.metrics import REASON
 
@@ -35,8 +35,9 @@ def _files(path: str, fmt: str | None) -> list[str]:
 
 
 def _batches(files: list[str], fmt: str | None, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
-    if fmt == "parquet":
-        yield from ds.dataset(files, format="parquet").to_batches(columns=columns, batch_size=4096)
+    if fmt == "parquet":  # file by file (pyarrow.dataset would add ~0.1 s of import to every run's report)
+        for f in files:
+            yield from pq.ParquetFile(f).iter_batches(batch_size=4096, columns=columns)
         return
     import pyarrow.json as pj
 

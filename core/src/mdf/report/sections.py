@@ -1,8 +1,8 @@
 """The report's sections about where rows and time went: summary, funnel, throughput, latency, shards, recipe.
 
 Each function takes the run's metrics (``metrics.json`` read back by :meth:`mdf.metrics.RunMetrics.from_dict`)
-and returns one ``<section>`` as Markup; every number is in a table (readable with scripts off), and a plot
-sits beside it when matplotlib is installed.
+and returns one ``<section>`` as Markup; every number is in a table (readable with scripts off), and an SVG
+plot sits beside it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,43 @@
-"""mdf-image: image readers and image operators for mdf; decoding and metrics run in the native kernels."""
+"""mdf-image: image readers and image operators for mdf; decoding and metrics run in the native kernels.
 
-from mdf_image.io.folder import ImageFolderReader
-from mdf_image.io.laion import LaionParquetReader
-from mdf_image.io.webdataset import WebDatasetReader
-from mdf_image.ops.embedding import ImageEmbeddingRefiner
-from mdf_image.ops.metadata import ImageMetadataRefiner
-from mdf_image.ops.phash import ImagePhashRefiner
-from mdf_image.ops.quality import ImageQualityFilter, ImageTechnicalQualityRefiner
+The classes below are imported on first use, so that loading the ``image`` plugin (``mdf_image.plugin``, which
+imports this package) for a run that uses no image operator imports none of their modules.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "ImageEmbeddingRefiner": "mdf_image.ops.embedding",
+    "ImageFolderReader": "mdf_image.io.folder",
+    "ImageMetadataRefiner": "mdf_image.ops.metadata",
+    "ImagePhashRefiner": "mdf_image.ops.phash",
+    "ImageQualityFilter": "mdf_image.ops.quality",
+    "ImageTechnicalQualityRefiner": "mdf_image.ops.quality",
+    "LaionParquetReader": "mdf_image.io.laion",
+    "WebDatasetReader": "mdf_image.io.webdataset",
+}
+
+if TYPE_CHECKING:
+    from mdf_image.io.folder import ImageFolderReader
+    from mdf_image.io.laion import LaionParquetReader
+    from mdf_image.io.webdataset import WebDatasetReader
+    from mdf_image.ops.embedding import ImageEmbeddingRefiner
+    from mdf_image.ops.metadata import ImageMetadataRefiner
+    from mdf_image.ops.phash import ImagePhashRefiner
+    from mdf_image.ops.quality import ImageQualityFilter, ImageTechnicalQualityRefiner
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mdf_image' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ImageEmbeddingRefiner",

@@ -1,0 +1,156 @@
+"""Operators registered by reference (``registry.add_lazy``): a run imports only what its recipe names, while
+``mdf plugins`` and ``mdf ops`` still import and list everything, and show a module that fails to import as its
+plugin's error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from mdf import Filter, PluginError, RecipeError
+from mdf.operators import Operator
+from mdf.plugins import _load, load_plugins
+from mdf.registry import Owner, Registry
+
+MDF = [sys.executable, "-c", "from mdf.cli import main; main()"]
+
+GOOD_OP = '''
+import pyarrow.compute as pc
+from mdf import Filter
+
+class Lazy(Filter):
+    """Keeps every row."""
+    name = "lazy_filter"
+    def keep(self, batch):
+        return pc.is_valid(batch.column(0))
+'''
+
+PLUGIN = """
+from mdf import hookimpl
+
+@hookimpl
+def mdf_register_operators(registry):
+    registry.add_lazy("lazy_filter", "lazyplug_ops:Lazy")
+    registry.add_lazy("broken_filter", "lazyplug_broken:Broken")
+"""
+
+
+@pytest.fixture
+def lazy_plugin(tmp_path, monkeypatch):
+    """A plugin installed the way pip would (dist-info with an entry point) whose second operator module raises
+    at import."""
+    dist = tmp_path / "lazyplug-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lazyplug\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[mdf]\nlazyplug = lazyplug_mod\n")
+    (tmp_path / "lazyplug_mod.py").write_text(textwrap.dedent(PLUGIN))
+    (tmp_path / "lazyplug_ops.py").write_text(textwrap.dedent(GOOD_OP))
+    (tmp_path / "lazyplug_broken.py").write_text("raise RuntimeError('boom in the operator module')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    _load.cache_clear()
+    yield tmp_path
+    _load.cache_clear()
+    for mod in [m for m in sys.modules if m.startswith("lazyplug")]:
+        del sys.modules[mod]
+
+
+def test_loading_imports_no_operator_module_until_asked(lazy_plugin):
+    plugins = load_plugins()
+    assert {"lazy_filter", "broken_filter"} <= set(plugins.operators.names())
+    assert "lazyplug_ops" not in sys.modules and "lazyplug_broken" not in sys.modules
+    info = next(i for i in plugins.infos if i.name == "lazyplug")
+    assert info.error is None and info.contributed["operators"] == ["broken_filter", "lazy_filter"]
+    assert plugins.operators.get("lazy_filter").__module__ == "lazyplug_ops"
+    assert "lazyplug_broken" not in sys.modules
+
+
+def test_an_operator_module_that_fails_fails_only_its_lookup(lazy_plugin):
+    """Fails when the import error escapes raw instead of as the look-up's error naming the plugin: seen."""
+    plugins = load_plugins()
+    with pytest.raises(RecipeError, match=r"plugin 'lazyplug' \(lazyplug\): operator 'broken_filter'.*boom"):
+        plugins.operators.get("broken_filter", "stages[0].operators[0]")
+    assert plugins.operators.get("lazy_filter").name == "lazy_filter"
+
+
+def test_mdf_plugins_lists_a_lazy_module_that_fails_with_its_error(lazy_plugin):
+    """Fails without ``resolve_all`` in ``mdf plugins``: seen (the plugin was listed with no error)."""
+    out = subprocess.run([*MDF, "plugins", "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    infos = {i["name"]: i for i in json.loads(out.stdout)}
+    assert "boom in the operator module" in infos["lazyplug"]["error"]
+    assert infos["text"]["error"] is None and infos["dedup"]["error"] is None
+    ops = subprocess.run([*MDF, "ops", "--json"], capture_output=True, text=True)
+    names = {d["name"] for d in json.loads(ops.stdout)}
+    assert "lazy_filter" in names and "broken_filter" not in names and "exact_dedup" in names
+
+
+class Other(Filter):
+    """Named differently from what it is registered as."""
+
+    name = "other_filter"
+
+    def keep(self, batch):
+        raise AssertionError
+
+
+def test_a_reference_must_name_a_class_of_the_kind_and_name(monkeypatch):
+    reg = Registry("operator", Operator)
+    reg.current_owner = Owner("p", "p-dist", "1")
+    reg.add_lazy("wrong_name", f"{__name__}:Other")
+    reg.add_lazy("not_an_op", "pathlib:Path")
+    with pytest.raises(RecipeError, match="named 'other_filter', registered as 'wrong_name'"):
+        reg.get("wrong_name")
+    with pytest.raises(RecipeError, match="does not subclass"):
+        reg.get("not_an_op")
+    assert reg.resolve_all().keys() == {"wrong_name", "not_an_op"}
+    with pytest.raises(PluginError, match=r"'package.module:Class'"):
+        reg.add_lazy("bad", "no_colon")
+    reg.add(Other)
+    with pytest.raises(PluginError, match="already registered"):
+        reg.add_lazy("other_filter", "somewhere:Else")
+
+
+def test_a_lazy_deduplicator_is_checked_for_its_state_types_when_imported():
+    """The load-time check (state types registered) also runs on a class imported later: fails without the
+    registry's ``check`` callback: seen (the unregistered state type passed)."""
+    plugins = load_plugins()
+    ops = plugins.operators
+    assert ops.get("minhash_dedup").state_types  # the real plugin, registered by reference, checks out
+    ops.current_owner = Owner("near", "mdf-near", "1.0")
+    ops.add_lazy("test_near_op", "mdf_lazy_near_fixture:NearOp")
+    sys.modules["mdf_lazy_near_fixture"] = _near_module()
+    try:
+        with pytest.raises(RecipeError, match=r"state type .* which no plugin registers"):
+            ops.get("test_near_op")
+    finally:
+        del sys.modules["mdf_lazy_near_fixture"]
+        _load.cache_clear()
+
+
+def _near_module():
+    import types
+
+    import numpy as np
+
+    from mdf import Deduplicator, StateType
+
+    class Index(StateType):
+        name = "test_lazy_index"
+
+    class NearOp(Deduplicator):
+        """Test op."""
+
+        name = "test_near_op"
+        state_types = (Index,)
+
+        def matches(self, batch, rows):
+            return np.full(len(rows), np.uint64(2**64 - 1))
+
+    mod = types.ModuleType("mdf_lazy_near_fixture")
+    mod.NearOp = NearOp
+    return mod
