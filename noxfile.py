@@ -226,7 +226,7 @@ def report(session: nox.Session) -> None:
     Screenshots (one PNG per section) are kept in build/report-screenshots/ for a person to look at."""
     if not any(shutil.which(b) for b in ("chromium", "chromium-browser")):
         _apt_install(session, "chromium")
-    session.install(f"{CORE}[report]", kernels_wheel(session), TEXT, DEDUP, "pytest", "websocket-client", "pillow")
+    session.install(CORE, kernels_wheel(session), TEXT, DEDUP, "pytest", "websocket-client", "pillow")
     shots = os.path.join(os.getcwd(), "build", "report-screenshots")
     session.run("pytest", "tests/test_report_browser.py", "core/tests/test_report.py", *session.posargs,
                 env={"MDF_REPORT_SHOTS": shots})  # fmt: skip
