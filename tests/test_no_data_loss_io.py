@@ -11,11 +11,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from mdf.io.lineage import read_shard_map
 from mdf.io.sharding import MAX_ID_BYTES, shard_ids
 
-from .bad_inputs.make_corpus import records
+from .bad_inputs.make_corpus import hostile_values, records
 from .conftest import run_mdf
 from .reliability import cli, metrics, table, write_recipe
 
@@ -31,8 +32,12 @@ def parquet_inputs(folder: Path, names: list[str], rows: int = 300) -> list[str]
     return [str(folder / n) for n in names]
 
 
-def run_inline(capsys, tmp_path: Path, paths: list[str], **kw) -> tuple[int, str]:
-    code, _, err = cli(capsys, "run", str(write_recipe(tmp_path, paths, **kw)))
+def run_inline(capsys, tmp_path: Path, paths: list[str], reader_spec: dict | None = None, **kw) -> tuple[int, str]:
+    """``mdf run`` in process on :func:`write_recipe`'s recipe, its reader replaced by ``reader_spec``."""
+    recipe = write_recipe(tmp_path, paths, **kw)
+    if reader_spec is not None:
+        recipe.write_text(yaml.safe_dump({**yaml.safe_load(recipe.read_text()), "reader": reader_spec}))
+    code, _, err = cli(capsys, "run", str(recipe))
     return code, err
 
 
@@ -95,3 +100,28 @@ def test_deep_folder_input_runs(tmp_path, capsys):
     code, err = run_inline(capsys, tmp_path, [str(tmp_path / "in")], reader="parquet")
     assert code == 0, err[-2000:]
     assert_all_rows_readable(tmp_path, 600)
+
+
+@pytest.mark.parametrize(
+    "columns", [None, ["id", "url", "text", "n"], {"id": "string", "url": "string", "text": "string", "n": "int64"}]
+)
+def test_jsonl_values_arrow_refuses_are_one_rejected_row_each(tmp_path, capsys, columns):
+    """Item 5: a lone surrogate, an integer above int64 and 100 K nested ``[`` are one ``reader:bad_value`` row
+    each (what was wrong in ``_reason_detail``), with and without ``columns:``; the 41 other records are read.
+    Fails on the old code: seen ("unexpected RecursionError" from the schema sample, all three; a CLI run
+    without the deep line: "unexpected UnicodeEncodeError", 0 rows)."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "h.jsonl").write_bytes(hostile_values())
+    reader = {"type": "jsonl", "paths": [str(tmp_path / "in")], **({"columns": columns} if columns else {})}
+    ops = [{"text_length_filter": {"min_length": 1}}]
+    code, err = run_inline(capsys, tmp_path, [], reader, ops=ops)
+    assert code == 0, err[-2000:]
+    assert_all_rows_readable(tmp_path, 44)
+    rejected = table(tmp_path / "rej").to_pylist()
+    assert [r["_reason"] for r in rejected] == ["reader:bad_value"] * 3
+    details = sorted(r["_reason_detail"] for r in rejected)
+    assert details[0].startswith("n: integer 123456789012345678901 outside int64")
+    assert details[1] == "nested deeper than 48 levels" and "lone surrogate" in details[2]
+    assert sorted(r["_raw"][:12] for r in rejected) == ['{"id": "b1",', '{"id": "d1",', '{"id": "s1",']
+    kept = table(tmp_path / "out")
+    assert "😀" in " ".join(kept.column("text").to_pylist())  # the valid surrogate pair is read as the emoji
