@@ -16,7 +16,7 @@ import yaml
 from mdf.io.lineage import read_shard_map
 from mdf.io.sharding import MAX_ID_BYTES, shard_ids
 
-from .bad_inputs.make_corpus import hostile_values, records
+from .bad_inputs.make_corpus import hostile_values, lines, records
 from .conftest import run_mdf
 from .reliability import cli, metrics, table, write_recipe
 
@@ -125,3 +125,79 @@ def test_jsonl_values_arrow_refuses_are_one_rejected_row_each(tmp_path, capsys, 
     assert sorted(r["_raw"][:12] for r in rejected) == ['{"id": "b1",', '{"id": "d1",', '{"id": "s1",']
     kept = table(tmp_path / "out")
     assert "😀" in " ".join(kept.column("text").to_pylist())  # the valid surrogate pair is read as the emoji
+
+
+def two_kinds_of_rejects(folder: Path) -> int:
+    """``a.jsonl``: only lines the reader rejects; ``b.jsonl``: records a length filter partly rejects. The
+    reader's rejects sort first, so their part file is the one a dataset reader used to take the schema of."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "a.jsonl").write_bytes(b'{"id": "broken\n[1, 2]\n\xff\xfe not utf-8\n')
+    (folder / "b.jsonl").write_bytes(lines(records(200, seed=9)))
+    return 203
+
+
+@pytest.mark.parametrize("executor", ["inline", "ray"])
+def test_rejected_folder_has_one_schema_with_every_rows_columns(tmp_path, capsys, executor):
+    """Item 10: a JSONL run's rejected/ held part files with different columns, and ``pq.read_table(rej/)``
+    returned only ``_raw, _reason, _shard``: the filtered rows' text and url were gone. Fails on the old code:
+    seen (inline: columns ['_raw', '_reason', '_shard'])."""
+    rows = two_kinds_of_rejects(tmp_path / "in")
+    recipe = write_recipe(tmp_path, [str(tmp_path / "in")], executor=executor)
+    if executor == "inline":
+        code, _, err = cli(capsys, "run", str(recipe))
+    else:
+        result = run_mdf("run", str(recipe))
+        code, err = result.returncode, result.stderr
+    assert code == 0, err[-2000:]
+    assert_all_rows_readable(tmp_path, rows)
+    rejected = table(tmp_path / "rej")
+    assert {"id", "url", "text", "_reason", "_raw", "_shard"} <= set(rejected.column_names)
+    schemas = {pq.read_schema(p).remove_metadata() for p in (tmp_path / "rej").glob("*.parquet")}
+    assert len(schemas) == 1  # every part file, every reader
+    by_op = [r for r in rejected.to_pylist() if not r["_reason"].startswith("reader:")]
+    assert by_op and all(r["text"] and r["url"] and r["_shard"] == "b" for r in by_op)
+    by_reader = [r for r in rejected.to_pylist() if r["_reason"].startswith("reader:")]
+    assert len(by_reader) == 3 and all(r["_raw"] and r["text"] is None for r in by_reader)
+
+
+def test_input_columns_named_like_mdfs_own_are_data(tmp_path, capsys):
+    """Item 8: a Parquet column ``_reason`` (any value) sent every row to rejected at the reader. It is renamed
+    ``_prev_reason`` now (``_raw``, ``_reason_detail``, ``_shard`` the same way) and the rows are filtered like
+    any other. Fails on the old code: seen (0 kept, 300 rejected with reasons 'x')."""
+    (tmp_path / "in").mkdir()
+    t = pa.Table.from_pylist(records(300, seed=11))
+    t = t.append_column("_reason", pa.array(["x"] * 300)).append_column("_shard", pa.array(["s"] * 300))
+    pq.write_table(t, tmp_path / "in" / "p.parquet")
+    code, err = run_inline(capsys, tmp_path, [str(tmp_path / "in")], reader="parquet")
+    assert code == 0, err[-2000:]
+    assert_all_rows_readable(tmp_path, 300)
+    kept = table(tmp_path / "out")
+    assert kept.num_rows > 200 and set(kept.column("_prev_reason").to_pylist()) == {"x"}
+    assert "_reason" not in kept.column_names and set(kept.column("_prev_shard").to_pylist()) == {"s"}
+
+
+def test_rejected_output_runs_again_through_a_looser_recipe(tmp_path, capsys):
+    """Item 8, the README's recipe: re-running mdf's own ``rejected/`` through a looser filter keeps the rows it
+    now lets through, with the old reason in ``_prev_reason``; the reader's rejects (no columns, ``_raw`` only)
+    are rejected again, ``_prev_raw`` kept. Fails on the old code: seen (exit 2: "text_length_filter reads
+    column 'text', which the input does not have (input columns: _raw, _reason, _shard)"; with the columns
+    there, every row would be rejected at the reader by its own ``_reason``)."""
+    rows = two_kinds_of_rejects(tmp_path / "in")
+    first = tmp_path / "first"
+    first.mkdir()
+    code, err = run_inline(capsys, first, [str(tmp_path / "in")])
+    assert code == 0, err[-2000:]
+    old = table(first / "rej")
+    by_length = sum(r.startswith("text_length_filter:") for r in old.column("_reason").to_pylist())
+    assert by_length > 0
+
+    looser = [{"text_length_filter": {"min_length": 1}}]
+    code, err = run_inline(capsys, tmp_path, [str(first / "rej")], reader="parquet", ops=looser)
+    assert code == 0, err[-2000:]
+    assert_all_rows_readable(tmp_path, old.num_rows)
+    kept, again = table(tmp_path / "out"), table(tmp_path / "rej")
+    kept_reasons = kept.column("_prev_reason").to_pylist()
+    assert sum(r.startswith("text_length_filter:") for r in kept_reasons) == by_length
+    assert all(r.startswith("url_filter:") or r.startswith("text_length_filter:") for r in kept_reasons)
+    assert again.num_rows == 3 and all(again.column("_prev_raw").to_pylist())  # the reader's rejects
+    assert metrics(first / "out")["rows_read"] == rows

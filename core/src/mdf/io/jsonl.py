@@ -21,7 +21,7 @@ import pyarrow.json as pajson
 from pydantic import Field, field_validator
 
 from mdf.errors import InputError
-from mdf.io.base import Reader, Shard, damaged_input_batch
+from mdf.io.base import Reader, Shard, damaged_input_batch, rename_reserved
 from mdf.io.files import PartFiles
 from mdf.io.jsonl_schema import extend, infer_schema, parse_type
 from mdf.io.jsonl_values import BAD_VALUE, bad_value, deep_detail, split_deep
@@ -85,9 +85,9 @@ class JsonlReader(Reader):
                 schema = sampled
                 break
         cols = self.params.columns
-        if not cols:
-            return schema
-        return pa.schema([pa.field(c, self._type_of(c, schema or pa.schema([]))) for c in cols])
+        if cols:
+            schema = pa.schema([pa.field(c, self._type_of(c, schema or pa.schema([]))) for c in cols])
+        return None if schema is None else rename_reserved(schema)
 
     def file_schema(self, path: str) -> pa.Schema:
         """Types every block of ``path`` is parsed against: ``columns``' types, else a sample's majority types."""
@@ -114,7 +114,7 @@ class JsonlReader(Reader):
                 table, rejected = _parse_block(block, schema, shard, keep)
                 if table is not None and table.num_rows:
                     schema = extend(schema, table.schema)  # later blocks type new fields the same way
-                    table = self._project(table, schema)
+                    table = rename_reserved(self._project(table, schema))  # a key "_reason" is data
                     yield from table.to_batches(max_chunksize=batch_rows)
                 if rejected is not None:
                     yield rejected

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from pydantic import Field
 
 from mdf.errors import InputError, RecipeError
-from mdf.io.base import Reader, Shard, damaged_input_batch
+from mdf.io.base import Reader, Shard, damaged_input_batch, rename_reserved
 from mdf.io.files import PartFiles
 from mdf.io.sharding import expand_paths, shard_ids
 from mdf.operators import Params
@@ -89,7 +89,7 @@ class ParquetReader(Reader):
             except (OSError, pa.ArrowException):
                 continue
             cols = self.params.columns
-            return pa.schema([schema.field(c) for c in cols]) if cols else schema
+            return rename_reserved(pa.schema([schema.field(c) for c in cols]) if cols else schema)
         return None
 
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
@@ -106,7 +106,8 @@ class ParquetReader(Reader):
         groups = range(meta.num_row_groups) if shard.start is None else range(shard.start, shard.stop or shard.start)
         for g in groups:  # one row group at a time, so damage is located and the rows before it kept
             try:
-                yield from pf.iter_batches(batch_size=batch_rows, row_groups=[g], columns=self.params.columns)
+                for batch in pf.iter_batches(batch_size=batch_rows, row_groups=[g], columns=self.params.columns):
+                    yield rename_reserved(batch)  # a column named _reason is data here, not a rejection
             except _UNREADABLE as exc:
                 raise InputError(f"cannot read Parquet file {shard.path}: {exc}") from exc
             except (OSError, pa.ArrowException) as exc:
