@@ -201,3 +201,16 @@ def test_rejected_output_runs_again_through_a_looser_recipe(tmp_path, capsys):
     assert all(r.startswith("url_filter:") or r.startswith("text_length_filter:") for r in kept_reasons)
     assert again.num_rows == 3 and all(again.column("_prev_raw").to_pylist())  # the reader's rejects
     assert metrics(first / "out")["rows_read"] == rows
+
+
+def test_symlink_loop_reads_each_file_once(tmp_path, capsys):
+    """Item 11: a symlink loop under ``**`` listed the file at every depth until the OS refused the path (41
+    times here; under a deeper folder the longest gave a part-file name over 255 bytes: the crash of
+    ``test_deep_folder_input_runs``). Each file is read once now, under its shortest path. Fails on the old
+    code: seen (12,300 rows read for 300)."""
+    parquet_inputs(tmp_path / "in" / "d", ["a.parquet"])
+    (tmp_path / "in" / "d" / "loop").symlink_to(".")
+    code, err = run_inline(capsys, tmp_path, [str(tmp_path / "in" / "**" / "*.parquet")], reader="parquet")
+    assert code == 0, err[-2000:]
+    assert_all_rows_readable(tmp_path, 300)
+    assert list(read_shard_map(str(tmp_path / "out")).values()) == [str(tmp_path / "in" / "d" / "a.parquet")]

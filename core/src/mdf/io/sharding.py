@@ -24,6 +24,9 @@ def expand_paths(
 ) -> list[str]:
     """Expand globs (``**`` allowed) and directories to a sorted, de-duplicated list of files.
 
+    De-duplicated by real path: a file that a symlink loop under ``**`` lists at every depth (``d/a``,
+    ``d/loop/a``, ``d/loop/loop/a``, ...) is read once, under its shortest path.
+
     A directory contributes its files whose names end with one of ``extensions`` (case-insensitive; all files
     when ``None``), so a README or a ``.csv`` beside the data is not read as data. A glob is the user's own
     choice and is taken as written. Raises :class:`RecipeError` naming the pattern when it matches nothing,
@@ -49,7 +52,10 @@ def expand_paths(
                 f"{yaml_path}[{i}]",
             )
         files.extend(matched)
-    return sorted(dict.fromkeys(os.path.abspath(f) for f in files))
+    unique: dict[str, str] = {}  # real path -> first path naming it: a symlink loop under "**" lists a file
+    for f in sorted(dict.fromkeys(os.path.abspath(f) for f in files), key=lambda f: (len(f), f)):  # many times
+        unique.setdefault(os.path.realpath(f), f)
+    return sorted(unique.values())
 
 
 def _hidden(rel: Path) -> bool:
