@@ -108,7 +108,8 @@ def test_deep_folder_input_runs(tmp_path, capsys):
 )
 def test_jsonl_values_arrow_refuses_are_one_rejected_row_each(tmp_path, capsys, columns):
     """Item 5: a lone surrogate, an integer above int64 and 100 K nested ``[`` are one ``reader:bad_value`` row
-    each (what was wrong in ``_reason_detail``), with and without ``columns:``; the 41 other records are read.
+    each (what was wrong in ``_reason_detail``), with and without ``columns:``, as are a surrogate in a key and
+    an integer of 5,000 digits; the 41 other records are read.
     Fails on the old code: seen ("unexpected RecursionError" from the schema sample, all three; a CLI run
     without the deep line: "unexpected UnicodeEncodeError", 0 rows)."""
     (tmp_path / "in").mkdir()
@@ -117,13 +118,18 @@ def test_jsonl_values_arrow_refuses_are_one_rejected_row_each(tmp_path, capsys, 
     ops = [{"text_length_filter": {"min_length": 1}}]
     code, err = run_inline(capsys, tmp_path, [], reader, ops=ops)
     assert code == 0, err[-2000:]
-    assert_all_rows_readable(tmp_path, 44)
+    assert_all_rows_readable(tmp_path, 46)
     rejected = table(tmp_path / "rej").to_pylist()
-    assert [r["_reason"] for r in rejected] == ["reader:bad_value"] * 3
-    details = sorted(r["_reason_detail"] for r in rejected)
-    assert details[0].startswith("n: integer 123456789012345678901 outside int64")
-    assert details[1] == "nested deeper than 48 levels" and "lone surrogate" in details[2]
-    assert sorted(r["_raw"][:12] for r in rejected) == ['{"id": "b1",', '{"id": "d1",', '{"id": "s1",']
+    ids = sorted(r["_raw"][:12] for r in rejected)
+    if columns is not None:  # the surrogate is in a key outside columns: that record is read
+        assert ids == ['{"id": "b1",', '{"id": "d1",', '{"id": "l1",', '{"id": "s1",']
+    else:
+        assert ids == ['{"id": "b1",', '{"id": "d1",', '{"id": "k1",', '{"id": "l1",', '{"id": "s1",']
+    assert {r["_reason"] for r in rejected} == {"reader:bad_value"}
+    details = {r["_raw"][8:10]: r["_reason_detail"] for r in rejected}
+    assert details["b1"].startswith("n: integer 123456789012345678901 outside int64")
+    assert details["d1"] == "nested deeper than 48 levels" and "lone surrogate" in details["s1"]
+    assert "4300 digits" in details["l1"] and ("k1" not in details or "lone surrogate" in details["k1"])
     kept = table(tmp_path / "out")
     assert "😀" in " ".join(kept.column("text").to_pylist())  # the valid surrogate pair is read as the emoji
 

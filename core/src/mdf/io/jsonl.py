@@ -223,8 +223,8 @@ def _parse_lines(
             raw.append(text)
             reasons.append(f"reader:bad_json: {exc.msg} at column {exc.colno}")
             continue
-        except RecursionError:  # split_deep took the deep lines out; this is a second guard
-            details[len(raw)] = deep_detail()
+        except (RecursionError, ValueError) as exc:  # deep lines are out already (split_deep): a second guard;
+            details[len(raw)] = deep_detail() if isinstance(exc, RecursionError) else str(exc)[:200]  # 5,000 digits
             raw.append(text)
             reasons.append(BAD_VALUE)
             continue

@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from mdf.io.jsonl_values import MAX_DEPTH, depth
+from mdf.io.jsonl_values import MAX_DEPTH, bad_value, depth
 
 _SCALARS = {bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.string()}
 TYPE_NAMES = "string, int64, float64, bool, binary, date32, timestamp[ms], large_string, ..."
@@ -42,8 +42,8 @@ def infer_schema(lines: list[bytes]) -> pa.Schema:
             record = json.loads(line)
         except (ValueError, UnicodeDecodeError, RecursionError):
             continue
-        if not isinstance(record, dict):
-            continue
+        if not isinstance(record, dict) or bad_value(line.decode("utf-8", "replace"), record) is not None:
+            continue  # rejected when read; a lone surrogate in a key cannot even name a field
         for key, value in record.items():
             counter = votes.setdefault(key, Counter())
             if value is None:
