@@ -221,3 +221,24 @@ def test_symlink_loop_reads_each_file_once(tmp_path, capsys):
     assert code == 0, err[-2000:]
     assert_all_rows_readable(tmp_path, 300)
     assert list(read_shard_map(str(tmp_path / "out")).values()) == [str(tmp_path / "in" / "d" / "a.parquet")]
+
+
+@pytest.mark.parametrize("reader", ["parquet", "jsonl"])
+def test_file_name_that_is_not_utf8_is_read(tmp_path, capsys, reader):
+    """Items 1, 2: a file name that is not UTF-8 (``\\xff\\xfe.parquet``, Python holds it with surrogates) gets a
+    readable part-file name (``part``) and its input path in shards.json. Fails on the old code: seen (Parquet:
+    "unexpected UnicodeEncodeError" from Arrow opening the file; JSONL: exit 0, its rows in ``_.parquet``,
+    which readers skip: 86 + 14 of 172 + 28 readable)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    name = os.fsdecode(b"\xff\xfe." + reader.encode())
+    data = pa.Table.from_pylist(records(100, seed=12))
+    if reader == "parquet":
+        pq.write_table(data, folder / "a.parquet")
+    else:
+        (folder / "a.jsonl").write_bytes(lines(records(100, seed=12)))
+    os.link(folder / f"a.{reader}", folder / name)  # a second name for the same bytes: read twice
+    code, err = run_inline(capsys, tmp_path, [str(folder)], reader=reader)
+    assert code == 0, err[-2000:]
+    assert_all_rows_readable(tmp_path, 200)
+    assert read_shard_map(str(tmp_path / "out")) == {"a": str(folder / f"a.{reader}"), "part": str(folder / name)}

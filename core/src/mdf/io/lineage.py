@@ -30,11 +30,15 @@ def shard_map(shards: list[Shard]) -> dict[str, Any]:
 def write_shard_map(folders: list[str], shards: list[Shard]) -> None:
     """Write :func:`shard_map` to ``<folder>/_mdf/shards.json`` of each folder, atomically."""
     body = json.dumps(shard_map(shards), ensure_ascii=False, indent=1)
+    try:
+        body.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8 (os.fsdecode's surrogates): escaped, valid JSON
+        body = json.dumps(shard_map(shards), indent=1)
     for folder in folders:
         meta = layout.meta_dir(folder)
         meta.mkdir(parents=True, exist_ok=True)
         tmp = meta / f"{FILE}.tmp"
-        tmp.write_text(body, encoding="utf-8", errors="surrogateescape")
+        tmp.write_text(body, encoding="utf-8")
         os.replace(tmp, meta / FILE)
 
 
@@ -43,5 +47,5 @@ def read_shard_map(folder: str) -> dict[str, str]:
     path = layout.meta_dir(folder) / FILE
     if not path.exists():
         return {}
-    data = json.loads(path.read_text(encoding="utf-8", errors="surrogateescape"))
+    data = json.loads(path.read_text(encoding="utf-8"))
     return {entry["id"]: entry["path"] for entry in data["shards"]}

@@ -7,8 +7,10 @@ file still feeds several loaders.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -66,7 +68,8 @@ class ParquetReader(Reader):
 
     def _metadata(self, path: str) -> pq.FileMetaData | None:
         try:
-            meta = pq.read_metadata(path)
+            with _opened(path) as source:
+                meta = pq.read_metadata(source)
         except _UNREADABLE as exc:
             raise InputError(f"cannot read Parquet file {path}: {exc}") from exc
         except (OSError, pa.ArrowException):
@@ -85,7 +88,8 @@ class ParquetReader(Reader):
         """The first readable file's schema (its footer), projected to ``columns``: for column checks."""
         for shard in shards[:8]:
             try:
-                schema = pq.read_schema(shard.path)
+                with _opened(shard.path) as source:
+                    schema = pq.read_schema(source)
             except (OSError, pa.ArrowException):
                 continue
             cols = self.params.columns
@@ -93,10 +97,14 @@ class ParquetReader(Reader):
         return None
 
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        with _opened(shard.path) as source:
+            yield from self._read(shard, source, batch_rows)
+
+    def _read(self, shard: Shard, source: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
         try:
             # pre_buffer=False: Arrow's read-ahead coalesces up to 32 MB per file, memory that batch_rows (and
             # the partition planner) cannot see; on local disks it buys nothing measurable
-            pf = pq.ParquetFile(shard.path, pre_buffer=False, buffer_size=1 << 20)
+            pf = pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 20)
         except _UNREADABLE as exc:
             raise InputError(f"cannot read Parquet file {shard.path}: {exc}") from exc
         except (OSError, pa.ArrowException) as exc:
@@ -113,6 +121,19 @@ class ParquetReader(Reader):
             except (OSError, pa.ArrowException) as exc:
                 yield damaged_input_batch(shard, _group_offset(meta, g), f"parquet row group {g}: {exc}")
                 return
+
+
+@contextlib.contextmanager
+def _opened(path: str) -> Iterator[Any]:
+    """``path`` itself, or an open Python file where the name is not UTF-8 (``os.fsdecode`` gave it surrogates,
+    which Arrow cannot encode: the run used to end with "unexpected UnicodeEncodeError")."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        with open(path, "rb") as f:
+            yield f
+        return
+    yield path
 
 
 def _group_offset(meta: pq.FileMetaData, group: int) -> int | None:
