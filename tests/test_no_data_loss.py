@@ -254,7 +254,7 @@ def test_item9_resumed_metrics_cover_the_whole_run_and_the_output_reads_as_a_dat
     assert kept.num_rows == m["rows_written"] and pq.read_table(tmp_path / "rej").num_rows == m["rows_rejected"]
     ops = m["stages"][0]["operators"]
     assert ops[0]["rows_in"] == m["rows_read"] - m["reader_reasons"][DAMAGED_INPUT]
-    meta = ["lock", "metrics.json", "report.html", "run.json", "run.log", "state"]
+    meta = ["lock", "metrics.json", "report.html", "run.json", "run.log", "shards.json", "state"]
     assert sorted(os.listdir(tmp_path / "out" / "_mdf")) == meta
     log = (tmp_path / "out" / "_mdf" / "run.log").read_text()  # both attempts, in order
     assert log.count("run started") == 2 and log.index("run failed: DamagedInputError") < log.index("resuming")

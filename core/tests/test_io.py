@@ -201,3 +201,28 @@ def test_writer_drop_columns_leaves_them_out_of_the_part_files(tmp_path, writer)
         with open(path) as f:
             rows = [json.loads(line) for line in f]
         assert rows == [{"id": "a", "text": "x"}, {"id": "b", "text": "y"}]
+
+
+def test_rejected_rows_that_do_not_fit_the_folder_schema_keep_everything_in_raw():
+    """A rejected row with a column the folder schema lacks (a refiner that does not declare it) or a value that
+    does not cast keeps its columns that fit, and the whole row in ``_raw`` as JSON: one schema, nothing lost."""
+    from mdf.io.rejected import conform, rejected_schema
+
+    schema = rejected_schema(pa.schema([("text", pa.string()), ("n", pa.int64())]), {"lang": "string"})
+    assert schema.names == ["text", "n", "lang", "_reason", "_reason_detail", "_raw", "_shard"]
+    fits = pa.record_batch({"text": ["a"], "n": [1], "_reason": ["f:short"]})
+    out = conform(fits, schema, "s0")
+    assert out.schema == schema and out.to_pylist()[0] == {
+        "text": "a", "n": 1, "lang": None, "_reason": "f:short", "_reason_detail": None, "_raw": None, "_shard": "s0"
+    }  # fmt: skip
+    extra = pa.record_batch({"text": ["b"], "n": ["x"], "score": [0.5], "_reason": ["g:low"]})
+    row = conform(extra, schema, "s1").to_pylist()[0]
+    assert row["text"] == "b" and row["n"] is None and json.loads(row["_raw"]) == {"text": "b", "n": "x", "score": 0.5}
+
+
+def test_reserved_input_columns_move_up_one_prev():
+    from mdf.io.base import rename_reserved
+
+    batch = pa.record_batch({"_reason": ["r1"], "_prev_reason": ["r0"], "_raw": ["{}"], "text": ["t"]})
+    assert rename_reserved(batch).schema.names == ["_prev_reason", "_prev_prev_reason", "_prev_raw", "text"]
+    assert rename_reserved(batch.select(["text"])).schema.names == ["text"]

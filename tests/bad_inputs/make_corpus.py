@@ -43,6 +43,26 @@ def complete_lines(prefix: bytes) -> int:
     return prefix.count(b"\n")
 
 
+def hostile_values(good: int = 40) -> bytes:
+    """``good`` + 1 records Arrow reads (one with a valid surrogate pair) and 5 it refuses, mixed in."""
+    recs = [{**r, "n": i} for i, r in enumerate(records(good, seed=7))]
+    bad = [
+        b'{"id": "s1", "url": "https://a.example/", "text": "a lone \\ud83d surrogate in scraped text", "n": 1}',
+        b'{"id": "b1", "url": "https://a.example/", "text": "an integer above int64", "n": 123456789012345678901}',
+        b'{"id": "d1", "url": "https://a.example/", "text": "deep", "n": 2, "x": '
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}",
+        b'{"id": "p1", "url": "https://a.example/", "text": "a pair \\ud83d\\ude00 is fine here, long enough", "n": 3}',
+        b'{"id": "k1", "url": "https://a.example/", "text": "a lone surrogate in a key", "\\udc80": 4}',
+        b'{"id": "l1", "url": "https://a.example/", "text": "5,000 digits", "n": ' + b"7" * 5000 + b"}",
+    ]
+    out = [json.dumps(r).encode() for r in recs]
+    for i, line in enumerate(bad):
+        out.insert(7 + 9 * i, line)
+    return b"\n".join(out) + b"\n"
+
+
 def make_jsonl(folder: Path) -> dict[str, dict[str, Any]]:
     folder.mkdir(parents=True, exist_ok=True)
     exp: dict[str, dict[str, Any]] = {}
@@ -85,6 +105,12 @@ def make_jsonl(folder: Path) -> dict[str, dict[str, Any]]:
     body = b"".join(lines([r]) + (bad[i] + b"\n" if i < len(bad) else b"") for i, r in enumerate(good))
     (folder / "mixed.jsonl").write_bytes(body)
     exp["mixed.jsonl"] = {"rows": 20, "reader_rejects": 3, "damaged": 0}
+
+    # issue 29 item 5: values Arrow refuses used to end the whole run (a lone surrogate: UnicodeEncodeError, an
+    # integer above int64: OverflowError, 100 K nested "[": SIGSEGV; a surrogate in a key, an integer of 5,000
+    # digits: UnicodeEncodeError, ValueError); now one reader:bad_value row each
+    (folder / "hostile_values.jsonl").write_bytes(hostile_values())
+    exp["hostile_values.jsonl"] = {"rows": 41, "reader_rejects": 5, "damaged": 0}
 
     # empty and zero-row files
     (folder / "empty.jsonl").write_bytes(b"")

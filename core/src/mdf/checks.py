@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from mdf.errors import RecipeError
+from mdf.io.rejected import rejected_schema
 from mdf.ownership import check_output_paths
 
 _is_string_view = getattr(pa.types, "is_string_view", lambda t: False)
@@ -67,6 +68,22 @@ def declared(cls: Any, params: Any, attr: str) -> list[tuple[str, str, str]]:
             if column:
                 out.append((key, str(column), types))
     return out
+
+
+def written_columns(plan: Any) -> dict[str, str]:
+    """``{column: types}`` of every column a refiner of the recipe declares it writes (recipe order)."""
+    out: dict[str, str] = {}
+    for stage in plan.recipe.stages:
+        for spec in stage.operators:
+            cls = plan.plugins.operators.get(spec.name)
+            for _, column, types in declared(cls, cls.Params(**spec.params), "writes"):
+                out.setdefault(column, types)
+    return out
+
+
+def rejected_folder_schema(plan: Any) -> pa.Schema | None:
+    """The one schema of the run's ``rejected:`` part files (:mod:`mdf.io.rejected`); ``None``: unknown."""
+    return rejected_schema(plan.reader.schema(plan.shards), written_columns(plan))
 
 
 def check_columns(plan: Any) -> None:

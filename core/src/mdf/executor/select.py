@@ -11,9 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 from mdf import __version__, layout
+from mdf.checks import rejected_folder_schema
 from mdf.executor.api import Executor
 from mdf.executor.base import prepare
 from mdf.executor.plan import Plan
+from mdf.io.lineage import write_shard_map
+from mdf.io.rejected import save as save_rejected_schema
 from mdf.metrics import RunMetrics
 from mdf.ownership import claim
 from mdf.plugins import Plugins
@@ -66,6 +69,10 @@ def run_recipe(
 def _run(plan: Plan, owned: Any, recipe: Recipe, progress: Any, announce: Callable[[str], None] | None) -> RunMetrics:
     """Build the executor, run, publish; each step and a failure's full traceback go to the run log."""
     try:
+        write_shard_map([str(d.work) for d in owned.dirs], plan.shards)  # lineage: input -> part file name
+        for d in owned.dirs:  # one schema for every rejected part file, so dataset readers read them whole
+            if d.role == "rejected":
+                save_rejected_schema(str(d.work), rejected_folder_schema(plan))
         executor, line = build_executor(plan)
         LOG.info("%s; %d shard(s), %s rows a batch", line, len(plan.shards), f"{plan.batch_rows:,}")
         if announce is not None:

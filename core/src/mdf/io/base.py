@@ -11,12 +11,17 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pyarrow as pa
 
 from mdf.metrics import REASON
 from mdf.operators import Component
+
+RESERVED = ("_reason", "_reason_detail", "_raw", "_shard")
+"""Columns mdf itself writes beside rejected rows. An input column of one of these names (a ``rejected/`` output
+read again) is renamed by :func:`rename_reserved`, so it is data, not mdf's own marker of a rejected row."""
+PREVIOUS = "_prev"
 
 DAMAGED_INPUT = "reader:damaged_input"
 """Reason of the one rejected row a reader yields where a file is damaged (truncated stream, bad frame)."""
@@ -55,6 +60,38 @@ def damaged_input_batch(shard: Shard, offset: int | None, message: str) -> pa.Re
         [pa.array([raw], pa.string()), pa.array([DAMAGED_INPUT], pa.string()), pa.array([shard.id], pa.string())],
         names=["_raw", REASON, "_shard"],
     )
+
+
+def reserved_rename(names: list[str]) -> dict[str, str]:
+    """``{name: new name}`` for the :data:`RESERVED` names among ``names``: ``_reason`` -> ``_prev_reason``.
+
+    A chain already there moves up by one (``_prev_reason`` -> ``_prev_prev_reason`` when ``_reason`` is
+    present too: a ``rejected/`` output of a re-run read again), so the count of ``_prev`` says how many runs
+    ago the value was written and no name is taken twice."""
+    taken = set(names)
+    out = {}
+    for name in RESERVED:
+        chain = name
+        while chain in taken:
+            out[chain] = PREVIOUS + chain
+            chain = PREVIOUS + chain
+    return out
+
+
+def rename_reserved(data: pa.RecordBatch | pa.Table | pa.Schema) -> Any:
+    """``data`` with its :data:`RESERVED` columns renamed (:func:`reserved_rename`); as it is when it has none.
+
+    Readers call it on what they read from the input, before they add their own ``_reason`` to rejected rows."""
+    names = list(data.names if isinstance(data, pa.Schema) else data.schema.names)
+    renames = reserved_rename(names)
+    if not renames:
+        return data
+    new = [renames.get(n, n) for n in names]
+    if isinstance(data, pa.Schema):
+        return pa.schema([f.with_name(n) for f, n in zip(data, new, strict=True)], metadata=data.metadata)
+    if isinstance(data, pa.Table):
+        return data.rename_columns(new)
+    return pa.RecordBatch.from_arrays(data.columns, names=new)  # RecordBatch.rename_columns: pyarrow >= 16
 
 
 class Reader(Component):

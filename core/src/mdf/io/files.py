@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
+from mdf.io import rejected
 from mdf.io.base import Writer
 
 
@@ -42,6 +43,8 @@ class PartFiles(Writer):
         super().__init__(**params)
         self._open_shards: dict[str, _ShardOut] = {}
         os.makedirs(self.params.path, exist_ok=True)
+        # a rejected: folder has one schema, fixed by the run before any data (mdf.io.rejected)
+        self._schema = rejected.load(self.params.path)
 
     @abstractmethod
     def _open(self, tmp_path: str, schema: pa.Schema) -> Any: ...
@@ -60,6 +63,8 @@ class PartFiles(Writer):
         drop = getattr(self.params, "drop_columns", None)
         if drop:  # columns a later reader never needs (raw HTML beside its extracted text): not written at all
             batch = batch.select([i for i, name in enumerate(batch.schema.names) if name not in drop])
+        if self._schema is not None:
+            batch = rejected.conform(batch, self._schema, shard_id)
         out = self._open_shards.setdefault(shard_id, _ShardOut())
         if batch.num_rows == 0:  # e.g. what is left of a batch of reader rejections: no rows, other columns
             if out.empty_schema is None or "_raw" in out.empty_schema.names:

@@ -21,12 +21,13 @@ import pyarrow.json as pajson
 from pydantic import Field, field_validator
 
 from mdf.errors import InputError
-from mdf.io.base import Reader, Shard, damaged_input_batch
+from mdf.io.base import Reader, Shard, damaged_input_batch, rename_reserved
 from mdf.io.files import PartFiles
 from mdf.io.jsonl_schema import extend, infer_schema, parse_type
+from mdf.io.jsonl_values import BAD_VALUE, bad_value, deep_detail, split_deep
 from mdf.io.sharding import expand_paths, shard_ids
 from mdf.io.streams import COMPRESSED, DamagedStream, open_stream, sample_lines
-from mdf.metrics import REASON
+from mdf.metrics import REASON, REASON_DETAIL
 from mdf.operators import Params
 
 EXTENSIONS = (".jsonl", ".ndjson", ".json", *(f"{e}{c}" for e in (".jsonl", ".ndjson", ".json") for c in COMPRESSED))
@@ -84,9 +85,9 @@ class JsonlReader(Reader):
                 schema = sampled
                 break
         cols = self.params.columns
-        if not cols:
-            return schema
-        return pa.schema([pa.field(c, self._type_of(c, schema or pa.schema([]))) for c in cols])
+        if cols:
+            schema = pa.schema([pa.field(c, self._type_of(c, schema or pa.schema([]))) for c in cols])
+        return None if schema is None else rename_reserved(schema)
 
     def file_schema(self, path: str) -> pa.Schema:
         """Types every block of ``path`` is parsed against: ``columns``' types, else a sample's majority types."""
@@ -113,7 +114,7 @@ class JsonlReader(Reader):
                 table, rejected = _parse_block(block, schema, shard, keep)
                 if table is not None and table.num_rows:
                     schema = extend(schema, table.schema)  # later blocks type new fields the same way
-                    table = self._project(table, schema)
+                    table = rename_reserved(self._project(table, schema))  # a key "_reason" is data
                     yield from table.to_batches(max_chunksize=batch_rows)
                 if rejected is not None:
                     yield rejected
@@ -178,7 +179,10 @@ def _parse_block(
 ) -> tuple[pa.Table | None, pa.RecordBatch | None]:
     """Parse a block of lines with Arrow against ``schema``; only when that fails, line by line.
 
-    With ``keep`` (the recipe's ``columns``) fields outside it are ignored once every kept field is typed."""
+    Lines nested too deep for Arrow are taken out first (:func:`mdf.io.jsonl_values.split_deep`): Arrow's
+    parser crashes on them. With ``keep`` (the recipe's ``columns``) fields outside it are ignored once every
+    kept field is typed."""
+    block, deep = split_deep(block)
     if schema is not None and keep:
         schema = pa.schema([f for f in schema if f.name in keep])
     ignore = keep is not None and schema is not None and set(keep) <= set(schema.names)
@@ -187,9 +191,13 @@ def _parse_block(
         table = pajson.read_json(
             io.BytesIO(block), read_options=pajson.ReadOptions(block_size=len(block) + 1), parse_options=opts
         )
-        return table, None
+        rejected = None
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return _parse_lines(block, schema, shard, keep)
+        table, rejected = _parse_lines(block, schema, shard, keep)
+    if deep:
+        rejects = [(line.decode("utf-8", "replace"), BAD_VALUE, deep_detail()) for line in deep]
+        rejected = _rejected_batch(rejects if rejected is None else _rows_of(rejected) + rejects, shard)
+    return table, rejected
 
 
 def _parse_lines(
@@ -199,6 +207,7 @@ def _parse_lines(
     good: list[dict[str, Any]] = []
     raw: list[str] = []
     reasons: list[str] = []
+    details: dict[int, str] = {}
     for line in block.split(b"\n"):
         if not line.strip():
             continue
@@ -214,24 +223,50 @@ def _parse_lines(
             raw.append(text)
             reasons.append(f"reader:bad_json: {exc.msg} at column {exc.colno}")
             continue
+        except (RecursionError, ValueError) as exc:  # deep lines are out already (split_deep): a second guard;
+            details[len(raw)] = deep_detail() if isinstance(exc, RecursionError) else str(exc)[:200]  # 5,000 digits
+            raw.append(text)
+            reasons.append(BAD_VALUE)
+            continue
         if not isinstance(obj, dict):
             raw.append(text)
             reasons.append(f"reader:not_an_object: {type(obj).__name__}")
             continue
-        good.append({k: obj[k] for k in keep if k in obj} if keep else obj)
+        if keep:
+            obj = {k: obj[k] for k in keep if k in obj}
+        why = bad_value(text, obj)
+        if why is not None:
+            details[len(raw)] = why
+            raw.append(text)
+            reasons.append(BAD_VALUE)
+            continue
+        good.append(obj)
         raw.append(text)
         reasons.append("")
     table = _rows_to_table(good, schema, raw, reasons)
-    bad = [(r, why) for r, why in zip(raw, reasons, strict=True) if why]
-    rejected = pa.RecordBatch.from_arrays(
+    bad = [(r, why, details.get(i)) for i, (r, why) in enumerate(zip(raw, reasons, strict=True)) if why]
+    return table, _rejected_batch(bad, shard)
+
+
+def _rejected_batch(rows: list[tuple[str, str, str | None]], shard: Shard) -> pa.RecordBatch:
+    """Reader rejections: ``(raw line, reason, detail)`` each, with the shard they come from."""
+    return pa.RecordBatch.from_arrays(
         [
-            pa.array([r for r, _ in bad], pa.string()),
-            pa.array([w for _, w in bad], pa.string()),
-            pa.repeat(pa.scalar(shard.id), len(bad)),
+            pa.array([r for r, _, _ in rows], pa.string()),
+            pa.array([w for _, w, _ in rows], pa.string()),
+            pa.array([d for _, _, d in rows], pa.string()),
+            pa.repeat(pa.scalar(shard.id), len(rows)),
         ],
-        names=["_raw", REASON, "_shard"],
+        names=["_raw", REASON, REASON_DETAIL, "_shard"],
     )
-    return table, rejected
+
+
+def _rows_of(batch: pa.RecordBatch) -> list[tuple[str, str, str | None]]:
+    cols = [batch.column(n).to_pylist() for n in ("_raw", REASON, REASON_DETAIL)]
+    return list(zip(*cols, strict=True))
+
+
+_UNFIT = (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError, OverflowError)  # the last two: a safety net
 
 
 def _rows_to_table(
@@ -243,7 +278,7 @@ def _rows_to_table(
         schema = _first_types(rows)
     try:
         return pa.Table.from_pylist(rows, schema=_widen(schema, rows))
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
+    except _UNFIT:
         pass
     # one record has a value of the wrong type for the schema: find it and reject it
     ok_rows, j = [], 0
@@ -255,7 +290,7 @@ def _rows_to_table(
         try:
             pa.Table.from_pylist([row], schema=_widen(schema, [row]))
             ok_rows.append(row)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        except _UNFIT as exc:
             reasons[i] = f"reader:type_mismatch: {exc}"
     return pa.Table.from_pylist(ok_rows, schema=_widen(schema, ok_rows)) if ok_rows else None
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from mdf.io.jsonl_values import MAX_DEPTH, bad_value, depth
+
 _SCALARS = {bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.string()}
 TYPE_NAMES = "string, int64, float64, bool, binary, date32, timestamp[ms], large_string, ..."
 
@@ -34,12 +36,14 @@ def infer_schema(lines: list[bytes]) -> pa.Schema:
     votes: dict[str, Counter[type]] = {}
     nested: dict[str, list[Any]] = {}
     for line in lines:
+        if line.count(b"[") + line.count(b"{") > MAX_DEPTH and depth(line) > MAX_DEPTH:
+            continue  # rejected when read (json.loads would recurse, Arrow crash)
         try:
             record = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             continue
-        if not isinstance(record, dict):
-            continue
+        if not isinstance(record, dict) or bad_value(line.decode("utf-8", "replace"), record) is not None:
+            continue  # rejected when read; a lone surrogate in a key cannot even name a field
         for key, value in record.items():
             counter = votes.setdefault(key, Counter())
             if value is None:
@@ -61,7 +65,7 @@ def infer_schema(lines: list[bytes]) -> pa.Schema:
             continue
         try:
             fields.append(pa.field(key, pa.array([v for v in nested.get(key, []) if type(v) is kind]).type))
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError, OverflowError):
             continue
     return pa.schema(fields)
 

@@ -7,15 +7,17 @@ file still feeds several loaders.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import Field
 
 from mdf.errors import InputError, RecipeError
-from mdf.io.base import Reader, Shard, damaged_input_batch
+from mdf.io.base import Reader, Shard, damaged_input_batch, rename_reserved
 from mdf.io.files import PartFiles
 from mdf.io.sharding import expand_paths, shard_ids
 from mdf.operators import Params
@@ -66,7 +68,8 @@ class ParquetReader(Reader):
 
     def _metadata(self, path: str) -> pq.FileMetaData | None:
         try:
-            meta = pq.read_metadata(path)
+            with _opened(path) as source:
+                meta = pq.read_metadata(source)
         except _UNREADABLE as exc:
             raise InputError(f"cannot read Parquet file {path}: {exc}") from exc
         except (OSError, pa.ArrowException):
@@ -85,18 +88,23 @@ class ParquetReader(Reader):
         """The first readable file's schema (its footer), projected to ``columns``: for column checks."""
         for shard in shards[:8]:
             try:
-                schema = pq.read_schema(shard.path)
+                with _opened(shard.path) as source:
+                    schema = pq.read_schema(source)
             except (OSError, pa.ArrowException):
                 continue
             cols = self.params.columns
-            return pa.schema([schema.field(c) for c in cols]) if cols else schema
+            return rename_reserved(pa.schema([schema.field(c) for c in cols]) if cols else schema)
         return None
 
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        with _opened(shard.path) as source:
+            yield from self._read(shard, source, batch_rows)
+
+    def _read(self, shard: Shard, source: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
         try:
             # pre_buffer=False: Arrow's read-ahead coalesces up to 32 MB per file, memory that batch_rows (and
             # the partition planner) cannot see; on local disks it buys nothing measurable
-            pf = pq.ParquetFile(shard.path, pre_buffer=False, buffer_size=1 << 20)
+            pf = pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 20)
         except _UNREADABLE as exc:
             raise InputError(f"cannot read Parquet file {shard.path}: {exc}") from exc
         except (OSError, pa.ArrowException) as exc:
@@ -106,12 +114,26 @@ class ParquetReader(Reader):
         groups = range(meta.num_row_groups) if shard.start is None else range(shard.start, shard.stop or shard.start)
         for g in groups:  # one row group at a time, so damage is located and the rows before it kept
             try:
-                yield from pf.iter_batches(batch_size=batch_rows, row_groups=[g], columns=self.params.columns)
+                for batch in pf.iter_batches(batch_size=batch_rows, row_groups=[g], columns=self.params.columns):
+                    yield rename_reserved(batch)  # a column named _reason is data here, not a rejection
             except _UNREADABLE as exc:
                 raise InputError(f"cannot read Parquet file {shard.path}: {exc}") from exc
             except (OSError, pa.ArrowException) as exc:
                 yield damaged_input_batch(shard, _group_offset(meta, g), f"parquet row group {g}: {exc}")
                 return
+
+
+@contextlib.contextmanager
+def _opened(path: str) -> Iterator[Any]:
+    """``path`` itself, or an open Python file where the name is not UTF-8 (``os.fsdecode`` gave it surrogates,
+    which Arrow cannot encode: the run used to end with "unexpected UnicodeEncodeError")."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        with open(path, "rb") as f:
+            yield f
+        return
+    yield path
 
 
 def _group_offset(meta: pq.FileMetaData, group: int) -> int | None:

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import re
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
 from mdf.errors import RecipeError
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = re.compile(r"[^\w-]+")  # \w: letters and digits of every script, and "_"
+MAX_ID_BYTES = 160
+"""Longest shard id in UTF-8 bytes: with a range suffix (``-rg00000``), a schema piece (``.1``), the extension
+(``.jsonl.zst``) and ``.tmp`` a part file name stays far under the 255 bytes file systems allow."""
 _EXTENSIONS = (".parquet", ".jsonl", ".json", ".ndjson", ".gz", ".zst", ".zstd", ".warc", ".tar")
 
 
@@ -18,6 +23,9 @@ def expand_paths(
     patterns: list[str], yaml_path: str = "reader.paths", extensions: tuple[str, ...] | None = None
 ) -> list[str]:
     """Expand globs (``**`` allowed) and directories to a sorted, de-duplicated list of files.
+
+    De-duplicated by real path: a file that a symlink loop under ``**`` lists at every depth (``d/a``,
+    ``d/loop/a``, ``d/loop/loop/a``, ...) is read once, under its shortest path.
 
     A directory contributes its files whose names end with one of ``extensions`` (case-insensitive; all files
     when ``None``), so a README or a ``.csv`` beside the data is not read as data. A glob is the user's own
@@ -44,7 +52,10 @@ def expand_paths(
                 f"{yaml_path}[{i}]",
             )
         files.extend(matched)
-    return sorted(dict.fromkeys(os.path.abspath(f) for f in files))
+    unique: dict[str, str] = {}  # real path -> first path naming it: a symlink loop under "**" lists a file
+    for f in sorted(dict.fromkeys(os.path.abspath(f) for f in files), key=lambda f: (len(f), f)):  # many times
+        unique.setdefault(os.path.realpath(f), f)
+    return sorted(unique.values())
 
 
 def _hidden(rel: Path) -> bool:
@@ -53,11 +64,22 @@ def _hidden(rel: Path) -> bool:
 
 
 def shard_ids(files: list[str]) -> list[str]:
-    """Stable, file-system-safe names: the path relative to the files' common folder, extensions dropped.
+    """Stable part-file names for ``files``, unique after sanitising and readable by every dataset reader.
 
-    ``data/a/cc-1.parquet, data/b/cc-1.parquet`` become ``a__cc-1, b__cc-1`` so outputs never collide. Files
-    that differ only by extension (``cc.jsonl.gz``, ``cc.jsonl.zst``) keep it (``cc_jsonl_gz``): with the
-    extensions dropped they would write the same part file, and the second would replace the first's rows.
+    The name is the path relative to the files' common folder, folders joined by ``__`` and extensions dropped:
+    ``data/a/cc-1.parquet, data/b/cc-1.parquet`` become ``a__cc-1, b__cc-1``. Files that differ only by
+    extension (``cc.jsonl.gz``, ``cc.jsonl.zst``) keep it (``cc_jsonl_gz``). Then, so no two inputs can write
+    the same part file and no reader skips one:
+
+    * letters and digits of any script are kept (``日本``, ``Été``, NFC-normalised); every other run of
+      characters, ``.`` included (a ``.`` would read as a schema piece ``<id>.1``), becomes ``_``;
+    * a leading ``_`` or ``.`` is dropped (pyarrow, Spark and mdf's own folder reader skip such names);
+    * a name over :data:`MAX_ID_BYTES` (deep folders, a symlink loop) keeps its head and a hash of the whole;
+    * names still equal after all that (``a b`` and ``a_b``; ``A`` and ``a`` on a case-insensitive disk) get a
+      short hash of their own relative path each.
+
+    The result depends only on the list of files, so ``--resume`` finds the same names; which input wrote which
+    part file is kept in ``_mdf/shards.json`` (:mod:`mdf.io.lineage`).
     """
     if not files:
         return []
@@ -69,5 +91,24 @@ def shard_ids(files: list[str]) -> list[str]:
             rel = os.path.splitext(rel)[0]
         short.append(rel)
     taken = Counter(short)
-    ids = [s if taken[s] == 1 else f.replace(".", "_") for s, f in zip(short, full, strict=True)]
-    return [_UNSAFE.sub("_", i) for i in ids]
+    ids = [_safe(s if taken[s] == 1 else f) for s, f in zip(short, full, strict=True)]
+    clash = Counter(i.casefold() for i in ids)
+    out = [_fit(i, rel, clash[i.casefold()] > 1) for i, rel in zip(ids, full, strict=True)]
+    again = Counter(i.casefold() for i in out)  # a hashed name equal to an input's own name: the full hash
+    return [_fit(i, rel, True, 40) if again[i.casefold()] > 1 else i for i, rel in zip(out, full, strict=True)]
+
+
+def _safe(name: str) -> str:
+    """Letters and digits of any script, ``_`` and ``-``; never a leading ``_``, which hides the file."""
+    name = _UNSAFE.sub("_", unicodedata.normalize("NFC", name)).lstrip("_")
+    return name or "part"
+
+
+def _fit(name: str, rel: str, clashes: bool, digits: int = 12) -> str:
+    """``name`` under :data:`MAX_ID_BYTES`, with a hash of ``rel`` when it was cut or equals another name."""
+    encoded = name.encode("utf-8")
+    if not clashes and len(encoded) <= MAX_ID_BYTES:
+        return name
+    digest = hashlib.sha1(rel.encode("utf-8", "surrogateescape")).hexdigest()[:digits]
+    head = encoded[: MAX_ID_BYTES - len(digest) - 1].decode("utf-8", "ignore")  # whole characters only
+    return f"{head}-{digest}"
