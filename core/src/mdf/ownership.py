@@ -5,10 +5,8 @@ Every folder a run writes (``writer.path`` and ``rejected.path``) is claimed bef
 * **Lock.** ``fcntl.flock`` on ``<folder>/_mdf/lock`` for the whole run; the kernel drops it when the process
   dies, even by SIGKILL, so a stale lock never blocks the next run. A second run on the folder exits 2 naming
   the holder (pid, host, start time) written in the lock file.
-* **Fingerprint.** The recipe after overrides (without ``executor`` and ``on_damaged_input``: how to run does
-  not change what is written) and the input listing (path, size, mtime), written to ``_mdf/run.json`` before
-  any data and into the checkpoint manifest. ``--resume`` continues only a run with the same fingerprint and
-  otherwise says what changed.
+* **Fingerprint** (:mod:`mdf.fingerprint`), written to ``_mdf/run.json`` before any data. ``--resume``
+  continues only a run with the same fingerprint and otherwise says what changed.
 * **Non-empty folders are refused** (Spark's ``errorifexists``): exit 2 naming ``--overwrite`` and ``--resume``.
 * **``--overwrite`` never mixes and never loses the old output early.** The new output is built in a hidden
   sibling (``.<name>.mdf-staging``) and swapped with the old folder in one ``renameat2(RENAME_EXCHANGE)`` when
@@ -17,6 +15,11 @@ Every folder a run writes (``writer.path`` and ``rejected.path``) is claimed bef
   output aside first" because an interrupted or mistaken ``--overwrite`` then costs nothing, at the price of
   disk for both outputs until the swap. A swap interrupted between two folders (writer, then rejected) is
   rolled forward by the next run on that output, from the ``ready`` marker written before swapping.
+* **``--overwrite`` replaces only what mdf wrote**: a non-empty folder without ``_mdf/run.json`` is refused, and
+  :mod:`mdf.output_paths` has already refused the working directory, an input, or overlapping outputs.
+* **A refused run leaves nothing; a failed one says so.** Every folder is checked before any record is written,
+  and a refusal (exit 2) takes back the folders, lock and record it made, so the next run is not refused for
+  them. Any other failure (``^C`` and SIGTERM included) ends ``run.json`` as ``failed`` with the reason.
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ import ctypes
 import dataclasses
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -38,6 +40,7 @@ from typing import Any
 
 from mdf import layout
 from mdf.errors import MdfError, RecipeError
+from mdf.fingerprint import Fingerprint
 from mdf.output_paths import check_inputs, output_dirs
 from mdf.output_paths import check_output_paths as check_output_paths  # re-exported: mdf.checks runs it
 
@@ -49,71 +52,6 @@ class OutputError(MdfError):
     """The output folder cannot be owned by this run (busy, not empty, different recipe); nothing was done."""
 
     exit_code = 2
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    """What a run is: the canonical recipe and the input listing, and their hash."""
-
-    recipe: dict[str, Any]
-    inputs: list[list[Any]]
-
-    @property
-    def sha(self) -> str:
-        blob = json.dumps({"recipe": self.recipe, "inputs": self.inputs}, sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:32]
-
-    @classmethod
-    def of(cls, plan: Any) -> Fingerprint:
-        # how to run (executor) and when to stop (on_damaged_input) do not change what is written
-        recipe = plan.recipe.model_dump(mode="json", exclude={"executor", "source", "on_damaged_input"})
-        for role, path in output_dirs(plan.recipe):
-            recipe[role]["path"] = os.path.abspath(path)
-        inputs = []
-        for path in dict.fromkeys(s.path for s in plan.shards):
-            try:
-                st = os.stat(path)
-                inputs.append([path, st.st_size, st.st_mtime_ns])
-            except OSError:
-                inputs.append([path, None, None])
-        return cls(recipe, inputs)
-
-    def changes(self, record: dict[str, Any]) -> str:
-        """What differs from a run record, in one line (the first few recipe keys, then input files)."""
-        parts = []
-        old, new = _flatten(record.get("recipe", {})), _flatten(self.recipe)
-        for key in sorted(set(old) | set(new)):
-            if old.get(key) != new.get(key):
-                parts.append(f"{key}: {old.get(key)!r} -> {new.get(key)!r}")
-        if len(parts) > 3:
-            parts = [*parts[:3], f"{len(parts) - 3} more key(s)"]
-        before = {p: (s, m) for p, s, m in record.get("inputs", [])}
-        now = {p: (s, m) for p, s, m in self.inputs}
-        for what, names in (
-            ("added", [p for p in now if p not in before]),
-            ("removed", [p for p in before if p not in now]),
-            ("changed", [p for p in now if p in before and before[p] != now[p]]),
-        ):
-            if names:
-                parts.append(f"{len(names)} input file(s) {what} (e.g. {names[0]})")
-        return "; ".join(parts) or "the run record is unreadable"
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """``{"stages[0].operators[1].min_length": 200, ...}``: YAML paths as the user writes them."""
-    out: dict[str, Any] = {}
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if k == "params" and prefix.endswith("]"):
-                out.update(_flatten(v, prefix))
-            else:
-                out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
-    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        for i, v in enumerate(value):
-            out.update(_flatten(v, f"{prefix}[{i}]"))
-    else:
-        out[prefix] = value
-    return out
 
 
 @dataclass
@@ -388,10 +326,20 @@ def _read_record(folder: Path) -> dict[str, Any] | None:
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=1, default=str)
-        f.flush()
-        os.fsync(f.fileno())
+    blob = json.dumps(data, indent=1, default=str).encode()
+    try:
+        with open(tmp, "wb") as f:
+            f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.errno != errno.ENOSPC or not path.exists():
+            raise
+        with open(path, "r+b") as f:  # a full disk: rewrite the record in the block it already has
+            f.write(blob)
+            f.truncate()
+        return
     os.replace(tmp, path)
 
 

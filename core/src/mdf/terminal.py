@@ -11,19 +11,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import re
 
 from rich.markup import escape
 
+from mdf.errors import plain
 from mdf.metrics import RunMetrics
-
-# C0 and C1 controls, DEL, and the bidirectional overrides that reorder what a terminal shows
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def plain(text: object) -> str:
-    """``text`` with every control character shown as ``\\xNN`` / ``\\uNNNN`` instead of acting on the terminal."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
 
 
 def shown(text: object) -> str:
