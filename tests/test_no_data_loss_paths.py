@@ -164,6 +164,18 @@ def test_item11_a_refused_run_leaves_nothing_so_the_next_run_is_not_refused(tmp_
     assert code == 0, err
 
 
+def test_item11_a_run_refused_after_its_claim_takes_the_claim_back(tmp_path, capsys):
+    """An unreachable Ray address is found after the folders are claimed: the refused run left
+    ``out/_mdf/run.json`` and the next run was refused as "not empty" (fails on f53e219: seen)."""
+    recipe = write_recipe(tmp_path, jsonl_input(tmp_path / "in"))
+    ray = ("--set", "executor.type=ray", "--set", "executor.address=127.0.0.1:1")
+    line = refused(capsys, "run", "-q", *ray, str(recipe))
+    assert line.startswith("error: cannot reach the Ray cluster at '127.0.0.1:1'")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "rej").exists()
+    code, _, err = cli(capsys, "run", "-q", str(recipe))
+    assert code == 0, err
+
+
 def test_item11_a_failed_run_ends_failed_with_its_reason(tmp_path, capsys, monkeypatch):
     """run.json stayed "running" after every failed run (fails on f53e219: seen)."""
     import mdf.executor.select as select
