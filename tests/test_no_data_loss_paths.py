@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -110,8 +111,8 @@ def test_item6_an_output_inside_the_folder_read_is_refused_before_it_reads_itsel
 
 
 def test_item6_overwrite_deletes_only_a_folder_an_mdf_run_wrote(tmp_path, capsys):
-    """--overwrite replaced any non-empty folder, a user's own included (fails on f53e219: seen, notes.txt
-    deleted)."""
+    """--overwrite replaced any non-empty folder, a user's own included, and a folder a user put in an mdf
+    output (fails on f53e219: seen, notes.txt deleted)."""
     recipe = write_recipe(tmp_path, jsonl_input(tmp_path / "in"))
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "notes.txt").write_text("mine")
@@ -120,6 +121,11 @@ def test_item6_overwrite_deletes_only_a_folder_an_mdf_run_wrote(tmp_path, capsys
     assert (tmp_path / "out" / "notes.txt").read_text() == "mine" and not (tmp_path / "out" / "_mdf").exists()
     (tmp_path / "out" / "notes.txt").unlink()
     assert cli(capsys, "run", "-q", str(recipe))[0] == 0
+    (tmp_path / "out" / "notes").mkdir()  # a folder inside an mdf output: no writer makes one
+    (tmp_path / "out" / "notes" / "n.txt").write_text("mine")
+    line = refused(capsys, "run", "-q", "--overwrite", str(recipe))
+    assert "holds 'notes', which no mdf run writes" in line and (tmp_path / "out" / "notes" / "n.txt").exists()
+    shutil.rmtree(tmp_path / "out" / "notes")
     code, _, err = cli(capsys, "run", "-q", "--overwrite", str(recipe))  # an mdf output: replaced
     assert code == 0, err
 

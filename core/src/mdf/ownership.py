@@ -199,6 +199,12 @@ def _claim_dir(d: OwnedDir, fp: Fingerprint, resume: bool, overwrite: bool, over
             f"{role}.path: '{path}' holds files no mdf run wrote (no {layout.META}/run.json), so --overwrite "
             "will not delete them; empty the folder yourself or write elsewhere"
         )
+    foreign = _foreign(published) if overwrite else None
+    if foreign is not None:
+        raise OutputError(
+            f"{role}.path: '{path}' holds '{foreign.name}', which no mdf run writes (mdf writes only part files "
+            f"and {layout.META}/), so --overwrite will not delete it; move it out or write elsewhere"
+        )
     if overwrite:
         shutil.rmtree(staging, ignore_errors=True)
         if _has_contents(published):
@@ -251,6 +257,17 @@ def _has_contents(folder: Path) -> bool:
         if any(x.name != "lock" for x in entry.iterdir()):
             return True
     return False
+
+
+def _foreign(folder: Path) -> Path | None:
+    """A folder or link in an mdf output, besides ``_mdf/``: a writer makes only flat part files, so it is the
+    user's, and ``--overwrite`` must not delete it with the old output."""
+    if not folder.is_dir():
+        return None
+    for entry in folder.iterdir():
+        if entry.name != layout.META and (entry.is_symlink() or not entry.is_file()):
+            return entry
+    return None
 
 
 def _roll_forward(published: Path) -> None:
