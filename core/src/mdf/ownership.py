@@ -222,13 +222,12 @@ def _claim_dir(d: OwnedDir, fp: Fingerprint, resume: bool, overwrite: bool, over
 
 def _lock(folder: Path, shown: str, d: OwnedDir) -> int:
     """Lock ``folder``; what is created on the way (missing parents, the folder, ``_mdf/``, the lock file) is
-    noted on ``d`` so a refusal can take it back."""
+    noted on ``d`` once the lock is held, so a refusal takes it back, and a run that lost the race for the
+    folder never takes back what the winner uses."""
     meta = layout.meta_dir(folder)
     missing = [p for p in (meta, folder, *folder.parents) if not p.exists()]
+    new_lock = not layout.lock_path(folder).exists()
     meta.mkdir(parents=True, exist_ok=True)
-    d.made.extend(p for p in reversed(missing) if p not in d.made)
-    if not layout.lock_path(folder).exists() and meta not in d.made:
-        d.made_files.append(layout.lock_path(folder))
     fd = os.open(layout.lock_path(folder), os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -241,6 +240,9 @@ def _lock(folder: Path, shown: str, d: OwnedDir) -> int:
         except (ValueError, KeyError, TypeError):
             who = "holder unknown"
         raise OutputError(f"'{shown}' is in use by another mdf run ({who}); wait for it or write elsewhere") from None
+    d.made.extend(p for p in reversed(missing) if p not in d.made)
+    if new_lock and meta not in d.made:
+        d.made_files.append(layout.lock_path(folder))
     info = {"pid": os.getpid(), "host": socket.gethostname(), "started": _now()}
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps(info).encode(), 0)
