@@ -57,3 +57,8 @@ class MissingDependencyError(ImportError, MdfError):
     """An operator's optional dependency is not installed; the message names the ``pip install`` that fixes it."""
 
     exit_code = 2
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like ``^C`` (by ``mdf run``'s handler, or from the ``SystemExit`` Ray's
+    driver handler raises), so a run unwinds: its folders are released and ``run.json`` ends ``failed``."""

@@ -12,16 +12,12 @@ import click
 from rich.console import Console
 
 from mdf.cli.where import print_where
+from mdf.errors import Terminated
 from mdf.executor import run_recipe
 from mdf.progress import LiveProgress
 from mdf.recipe import load_recipe
 from mdf.report import metrics_table
 from mdf.terminal import safe_metrics, shown
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread like ^C, so the run unwinds: its output folders are released and
-    ``run.json`` ends ``failed`` (``--resume`` continues) instead of staying ``running``."""
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
