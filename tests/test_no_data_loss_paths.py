@@ -204,7 +204,7 @@ def test_item11_a_failed_run_ends_failed_with_its_reason(tmp_path, capsys, monke
 @pytest.mark.parametrize("executor", ["inline", "ray"])
 def test_item11_sigterm_ends_the_run_failed_and_resume_finishes_it(tmp_path, executor):
     """SIGTERM killed the process without unwinding: run.json stayed "running" (fails on f53e219: seen, exit
-    -15 and "running" inline; on Ray, Ray's own handler exited 15 and left "running")."""
+    -15 and "running" inline; on Ray, exit 15 from Ray's own handler, which never marked the run failed)."""
     from .test_no_data_loss import SLOW, _completed, jsonl_files, mdf_popen, wait_for
 
     recipe = write_recipe(tmp_path, jsonl_files(tmp_path / "in", 3, rows=200), executor=executor, ops=[SLOW])
