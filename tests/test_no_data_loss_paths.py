@@ -304,6 +304,19 @@ def test_item11_an_empty_writer_path_is_exit_2_naming_it(tmp_path, capsys):
             assert line == f"error: {role}.path: '' is empty; name the output folder, e.g. out/"
 
 
+def test_item11_an_output_path_the_file_system_refuses_is_exit_2(tmp_path, capsys):
+    """A symlink loop or a name over 255 bytes in ``writer.path`` was "unexpected OSError ..., please report it"
+    (fails on f53e219: seen, exit 1 for each)."""
+    recipe = write_recipe(tmp_path, jsonl_input(tmp_path / "in"))
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    for path, says in (
+        (tmp_path / "loop" / "out", "goes round a loop of symbolic links"),
+        (tmp_path / ("a" * 300), "is too long for the file system"),
+    ):
+        line = refused(capsys, "run", "-q", "--set", f"writer.path={path}", str(recipe))
+        assert line.startswith("error: writer.path: ") and says in line and len(line) < 400, line
+
+
 def warc_record(uri: str, encoding: bytes, body: bytes) -> bytes:
     http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: " + encoding + b"\r\n\r\n" + body
     head = (

@@ -13,6 +13,7 @@ resolve there.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import glob
 import os
@@ -20,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from mdf.errors import RecipeError
+
+NAME_MAX = 255  # bytes in one file name (ext4, xfs, btrfs, tmpfs)
+PATH_MAX = 4096  # bytes in a path the kernel accepts
 
 
 def output_dirs(recipe: Any) -> list[tuple[str, str]]:
@@ -70,6 +74,20 @@ def check_output_paths(recipe: Any) -> None:
 
 def _check_folder(role: str, path: str) -> None:
     p, key = Path(path), f"{role}.path"
+    shown = path if len(path) <= 120 else f"{path[:100]}... ({len(path):,} characters)"
+    if any(len(os.fsencode(part)) > NAME_MAX for part in p.parts) or len(os.fsencode(p.absolute())) >= PATH_MAX:
+        raise RecipeError(
+            f"'{shown}' is too long for the file system (a name over {NAME_MAX} bytes or a path over {PATH_MAX:,}); "
+            "choose a shorter folder",
+            key,
+        )
+    try:
+        os.stat(p)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RecipeError(
+                f"'{shown}' goes round a loop of symbolic links; fix the link or write elsewhere", key
+            ) from None
     if p.exists() and not p.is_dir():
         raise RecipeError(f"'{path}' is a file; it must name a folder for the part files; choose one", key)
     probe = p
