@@ -6,11 +6,25 @@ line without a traceback. ``RecipeError`` (and anything found before work starts
 
 from __future__ import annotations
 
+import re
+
+# C0 and C1 controls, DEL, and the bidirectional overrides that reorder what a terminal shows
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def plain(text: object) -> str:
+    """``text`` with every control character shown as ``\\xNN`` / ``\\uNNNN`` instead of acting on a terminal."""
+    return CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
+
 
 class MdfError(Exception):
-    """Base of every error mdf raises on purpose."""
+    """Base of every error mdf raises on purpose. Its message is one line on the terminal, so text from the data
+    in it (a file name, a header value) shows its control characters instead of sending them."""
 
     exit_code = 1
+
+    def __str__(self) -> str:
+        return plain(super().__str__())
 
 
 class RecipeError(MdfError):
@@ -43,3 +57,8 @@ class MissingDependencyError(ImportError, MdfError):
     """An operator's optional dependency is not installed; the message names the ``pip install`` that fixes it."""
 
     exit_code = 2
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like ``^C`` (by ``mdf run``'s handler, or from the ``SystemExit`` Ray's
+    driver handler raises), so a run unwinds: its folders are released and ``run.json`` ends ``failed``."""

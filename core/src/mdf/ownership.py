@@ -5,10 +5,8 @@ Every folder a run writes (``writer.path`` and ``rejected.path``) is claimed bef
 * **Lock.** ``fcntl.flock`` on ``<folder>/_mdf/lock`` for the whole run; the kernel drops it when the process
   dies, even by SIGKILL, so a stale lock never blocks the next run. A second run on the folder exits 2 naming
   the holder (pid, host, start time) written in the lock file.
-* **Fingerprint.** The recipe after overrides (without ``executor`` and ``on_damaged_input``: how to run does
-  not change what is written) and the input listing (path, size, mtime), written to ``_mdf/run.json`` before
-  any data and into the checkpoint manifest. ``--resume`` continues only a run with the same fingerprint and
-  otherwise says what changed.
+* **Fingerprint** (:mod:`mdf.fingerprint`), written to ``_mdf/run.json`` before any data. ``--resume``
+  continues only a run with the same fingerprint and otherwise says what changed.
 * **Non-empty folders are refused** (Spark's ``errorifexists``): exit 2 naming ``--overwrite`` and ``--resume``.
 * **``--overwrite`` never mixes and never loses the old output early.** The new output is built in a hidden
   sibling (``.<name>.mdf-staging``) and swapped with the old folder in one ``renameat2(RENAME_EXCHANGE)`` when
@@ -17,15 +15,20 @@ Every folder a run writes (``writer.path`` and ``rejected.path``) is claimed bef
   output aside first" because an interrupted or mistaken ``--overwrite`` then costs nothing, at the price of
   disk for both outputs until the swap. A swap interrupted between two folders (writer, then rejected) is
   rolled forward by the next run on that output, from the ``ready`` marker written before swapping.
+* **``--overwrite`` replaces only what mdf wrote**: a non-empty folder without ``_mdf/run.json`` is refused, and
+  :mod:`mdf.output_paths` has already refused the working directory, an input, or overlapping outputs.
+* **A refused run leaves nothing; a failed one says so.** Every folder is checked before any record is written,
+  and a refusal (exit 2) takes back the folders, lock and record it made, so the next run is not refused for
+  them. Any other failure (``^C`` and SIGTERM included) ends ``run.json`` as ``failed`` with the reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -37,116 +40,18 @@ from typing import Any
 
 from mdf import layout
 from mdf.errors import MdfError, RecipeError
+from mdf.fingerprint import Fingerprint
+from mdf.output_paths import check_inputs, output_dirs
+from mdf.output_paths import check_output_paths as check_output_paths  # re-exported: mdf.checks runs it
 
 READY = "ready"
+_OURS = {"lock", "run.json", "run.json.tmp", "run.log"}  # what a claim and the run log put in a new _mdf/
 
 
 class OutputError(MdfError):
     """The output folder cannot be owned by this run (busy, not empty, different recipe); nothing was done."""
 
     exit_code = 2
-
-
-def output_dirs(recipe: Any) -> list[tuple[str, str]]:
-    """``(role, path)`` of every folder the recipe writes: the writer's and the rejected writer's."""
-    out = []
-    for role, spec in (("writer", recipe.writer), ("rejected", recipe.rejected)):
-        if spec is not None and spec.type != "discard" and spec.params.get("path"):
-            out.append((role, str(spec.params["path"])))
-    return out
-
-
-def check_output_paths(recipe: Any) -> None:
-    """Exit 2 before any work when an output path is a file, cannot be written, or is shared by both outputs."""
-    dirs = output_dirs(recipe)
-    for role, path in dirs:
-        p = Path(path)
-        if p.exists() and not p.is_dir():
-            raise RecipeError(
-                f"'{path}' is a file; it must name a folder for the part files; choose a folder", f"{role}.path"
-            )
-        probe = p
-        while not probe.exists():
-            probe = probe.parent
-        if not probe.is_dir():
-            raise RecipeError(f"'{probe}' (in '{path}') is a file, so the folder cannot be created", f"{role}.path")
-        if not os.access(probe, os.W_OK | os.X_OK):
-            raise RecipeError(
-                f"cannot write to '{probe}' (permission denied); choose a folder you can write", f"{role}.path"
-            )
-    if len(dirs) == 2:
-        a, b = (Path(p).absolute() for _, p in dirs)
-        if a == b or a in b.parents or b in a.parents:
-            raise RecipeError(
-                f"'{dirs[1][1]}' overlaps writer.path '{dirs[0][1]}'; rejected rows would be read as output; "
-                "give rejected its own folder",
-                "rejected.path",
-            )
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    """What a run is: the canonical recipe and the input listing, and their hash."""
-
-    recipe: dict[str, Any]
-    inputs: list[list[Any]]
-
-    @property
-    def sha(self) -> str:
-        blob = json.dumps({"recipe": self.recipe, "inputs": self.inputs}, sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:32]
-
-    @classmethod
-    def of(cls, plan: Any) -> Fingerprint:
-        # how to run (executor) and when to stop (on_damaged_input) do not change what is written
-        recipe = plan.recipe.model_dump(mode="json", exclude={"executor", "source", "on_damaged_input"})
-        for role, path in output_dirs(plan.recipe):
-            recipe[role]["path"] = os.path.abspath(path)
-        inputs = []
-        for path in dict.fromkeys(s.path for s in plan.shards):
-            try:
-                st = os.stat(path)
-                inputs.append([path, st.st_size, st.st_mtime_ns])
-            except OSError:
-                inputs.append([path, None, None])
-        return cls(recipe, inputs)
-
-    def changes(self, record: dict[str, Any]) -> str:
-        """What differs from a run record, in one line (the first few recipe keys, then input files)."""
-        parts = []
-        old, new = _flatten(record.get("recipe", {})), _flatten(self.recipe)
-        for key in sorted(set(old) | set(new)):
-            if old.get(key) != new.get(key):
-                parts.append(f"{key}: {old.get(key)!r} -> {new.get(key)!r}")
-        if len(parts) > 3:
-            parts = [*parts[:3], f"{len(parts) - 3} more key(s)"]
-        before = {p: (s, m) for p, s, m in record.get("inputs", [])}
-        now = {p: (s, m) for p, s, m in self.inputs}
-        for what, names in (
-            ("added", [p for p in now if p not in before]),
-            ("removed", [p for p in before if p not in now]),
-            ("changed", [p for p in now if p in before and before[p] != now[p]]),
-        ):
-            if names:
-                parts.append(f"{len(names)} input file(s) {what} (e.g. {names[0]})")
-        return "; ".join(parts) or "the run record is unreadable"
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """``{"stages[0].operators[1].min_length": 200, ...}``: YAML paths as the user writes them."""
-    out: dict[str, Any] = {}
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if k == "params" and prefix.endswith("]"):
-                out.update(_flatten(v, prefix))
-            else:
-                out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
-    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        for i, v in enumerate(value):
-            out.update(_flatten(v, f"{prefix}[{i}]"))
-    else:
-        out[prefix] = value
-    return out
 
 
 @dataclass
@@ -157,10 +62,31 @@ class OwnedDir:
     work: Path
     fds: list[int] = field(default_factory=list)
     mode: str = "new"  # or "overwrite", kept across --resume
+    made: list[Path] = field(default_factory=list)  # folders this claim created, outermost first
+    made_files: list[Path] = field(default_factory=list)  # files it created in folders that were there
+    resumed: bool = False
 
     @property
     def staged(self) -> bool:
         return self.work != self.published
+
+    def undo(self) -> bool:
+        """Take back what this claim created (files, then each folder it made while only mdf's own files are in
+        it); ``True`` when no record of this run is left, so the folder is as the user had it."""
+        for path in self.made_files:
+            path.unlink(missing_ok=True)
+        for folder in reversed(self.made):
+            if not folder.is_dir():
+                continue
+            names = {p.name for p in folder.iterdir()}
+            if folder.name == layout.META and names <= _OURS:
+                for name in names:
+                    (folder / name).unlink(missing_ok=True)
+            try:
+                folder.rmdir()
+            except OSError:  # data was written after all: keep it, record the failure instead
+                return False
+        return not layout.run_record_path(self.work).exists()
 
 
 @dataclass
@@ -196,21 +122,43 @@ class OwnedRun:
                 os.close(fd)
             d.fds.clear()
 
+    def fail(self, exc: BaseException) -> None:
+        """A refusal (exit 2, before data) takes back what the claim made, so the next run finds the folders as
+        they were; any other failure ends ``run.json`` ``failed`` with the reason (``--resume`` continues it)."""
+        refused = isinstance(exc, MdfError) and exc.exit_code == 2
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:2000]
+        for d in self.dirs:
+            if refused and d.undo():
+                continue
+            with contextlib.suppress(OSError):
+                _write_record(d.work, self.fingerprint, "failed", d.resumed, d.mode, error=reason)
+
 
 def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
-    """Lock and check every output folder of ``plan``; return the plan rewritten to the folders to write."""
+    """Lock and check every output folder of ``plan``; return the plan rewritten to the folders to write.
+
+    Every folder is checked before any is written, and a refusal takes back the lock folders it made: a run
+    refused with exit 2 leaves nothing that would refuse the next one."""
     resume = bool(plan.recipe.executor.resume)
     if resume and overwrite:
         raise RecipeError("--resume and --overwrite exclude each other; pick one")
+    check_inputs(output_dirs(plan.recipe), [s.path for s in plan.shards])
     fp = Fingerprint.of(plan)
     owned = OwnedRun(plan, [], fp, resumed=False)
     try:
         for role, path in output_dirs(plan.recipe):
-            overwriting = any((_read_record(o.work) or {}).get("mode") == "overwrite" for o in owned.dirs)
-            d, resumed = _claim_dir(role, path, fp, resume, overwrite, overwriting)
+            overwriting = any(o.mode == "overwrite" for o in owned.dirs)
+            d = OwnedDir(role, path, Path(path).absolute(), Path(path).absolute())
             owned.dirs.append(d)
-            owned.resumed = owned.resumed or resumed
+            _claim_dir(d, fp, resume, overwrite, overwriting)
+            owned.resumed = owned.resumed or d.resumed
+        for d in owned.dirs:
+            if not layout.run_record_path(d.work).exists() and layout.meta_dir(d.work) not in d.made:
+                d.made_files.append(layout.run_record_path(d.work))
+            _write_record(d.work, fp, "running", d.resumed, d.mode)
     except BaseException:
+        for d in owned.dirs:
+            d.undo()
         owned.release()
         raise
     recipe = plan.recipe
@@ -222,55 +170,63 @@ def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
     return owned
 
 
-def _claim_dir(
-    role: str, path: str, fp: Fingerprint, resume: bool, overwrite: bool, overwriting: bool = False
-) -> tuple[OwnedDir, bool]:
-    """Lock one folder and decide where this run writes. ``overwriting``: an earlier folder of this run was
-    claimed by an ``--overwrite`` (now resumed), so this one may still hold the old run, never claimed."""
-    published = Path(path).absolute()
-    d = OwnedDir(role, path, published, published)
-    d.fds.append(_lock(published, path))
-    try:
-        _roll_forward(published)
-        staging = layout.staging_dir(published)
-        if resume:
-            target = staging if layout.run_record_path(staging).exists() else published
-            record = _read_record(target)
-            unclaimed = target == published and overwriting and (record or {}).get("fingerprint") != fp.sha
-            if not unclaimed:
-                if record is None and _has_contents(target):
-                    raise OutputError(f"{role}.path: '{path}' holds no mdf run record to resume; use --overwrite")
-                if record is not None and record.get("fingerprint") != fp.sha:
-                    raise OutputError(f"{role}.path: cannot --resume '{path}': {fp.changes(record)}; use --overwrite")
-                if target == staging:
-                    d.fds.append(_lock(staging, path))
-                    d.work = staging
-                d.mode = (record or {}).get("mode", "new")
-                _write_record(d.work, fp, "running", record is not None, d.mode)
-                return d, record is not None
-            overwrite = True  # a kill cut the --overwrite's claim short before it reached this folder
-        if overwrite:
-            shutil.rmtree(staging, ignore_errors=True)
-            if _has_contents(published):
-                staging.mkdir()
-                d.fds.append(_lock(staging, path))
+def _claim_dir(d: OwnedDir, fp: Fingerprint, resume: bool, overwrite: bool, overwriting: bool = False) -> None:
+    """Lock one folder and decide where this run writes (``d.work``, ``d.mode``, ``d.resumed``). ``overwriting``:
+    an earlier folder of this run was claimed by an ``--overwrite`` (now resumed), so this one may still hold the
+    old run, never claimed."""
+    role, path, published = d.role, d.shown, d.published
+    d.fds.append(_lock(published, path, d))
+    _roll_forward(published)
+    staging = layout.staging_dir(published)
+    if resume:
+        target = staging if layout.run_record_path(staging).exists() else published
+        record = _read_record(target)
+        unclaimed = target == published and overwriting and (record or {}).get("fingerprint") != fp.sha
+        if not unclaimed:
+            if record is None and _has_contents(target):
+                raise OutputError(f"{role}.path: '{path}' holds no mdf run record to resume; use --overwrite")
+            if record is not None and record.get("fingerprint") != fp.sha:
+                raise OutputError(f"{role}.path: cannot --resume '{path}': {fp.changes(record)}; use --overwrite")
+            if target == staging:
+                d.fds.append(_lock(staging, path, d))
                 d.work = staging
-        elif _has_contents(published):
-            raise OutputError(
-                f"{role}.path: '{path}' is not empty; pass --overwrite to replace it (kept until the new run "
-                "succeeds) or --resume to continue the run that wrote it"
-            )
-        d.mode = "overwrite" if overwrite else "new"
-        _write_record(d.work, fp, "running", False, d.mode)
-        return d, False
-    except BaseException:
-        for fd in d.fds:
-            os.close(fd)
-        raise
+            d.mode = (record or {}).get("mode", "new")
+            d.resumed = record is not None
+            return
+        overwrite = True  # a kill cut the --overwrite's claim short before it reached this folder
+    if overwrite and _has_contents(published) and _read_record(published) is None:
+        raise OutputError(
+            f"{role}.path: '{path}' holds files no mdf run wrote (no {layout.META}/run.json), so --overwrite "
+            "will not delete them; empty the folder yourself or write elsewhere"
+        )
+    foreign = _foreign(published) if overwrite else None
+    if foreign is not None:
+        raise OutputError(
+            f"{role}.path: '{path}' holds '{foreign.name}', which no mdf run writes (mdf writes only part files "
+            f"and {layout.META}/), so --overwrite will not delete it; move it out or write elsewhere"
+        )
+    if overwrite:
+        shutil.rmtree(staging, ignore_errors=True)
+        if _has_contents(published):
+            staging.mkdir()
+            d.made.append(staging)  # made here, so a refusal takes it back
+            d.fds.append(_lock(staging, path, d))
+            d.work = staging
+    elif _has_contents(published):
+        raise OutputError(
+            f"{role}.path: '{path}' is not empty; pass --overwrite to replace it (kept until the new run "
+            "succeeds) or --resume to continue the run that wrote it"
+        )
+    d.mode = "overwrite" if overwrite else "new"
 
 
-def _lock(folder: Path, shown: str) -> int:
+def _lock(folder: Path, shown: str, d: OwnedDir) -> int:
+    """Lock ``folder``; what is created on the way (missing parents, the folder, ``_mdf/``, the lock file) is
+    noted on ``d`` once the lock is held, so a refusal takes it back, and a run that lost the race for the
+    folder never takes back what the winner uses."""
     meta = layout.meta_dir(folder)
+    missing = [p for p in (meta, folder, *folder.parents) if not p.exists()]
+    new_lock = not layout.lock_path(folder).exists()
     meta.mkdir(parents=True, exist_ok=True)
     fd = os.open(layout.lock_path(folder), os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -284,6 +240,9 @@ def _lock(folder: Path, shown: str) -> int:
         except (ValueError, KeyError, TypeError):
             who = "holder unknown"
         raise OutputError(f"'{shown}' is in use by another mdf run ({who}); wait for it or write elsewhere") from None
+    d.made.extend(p for p in reversed(missing) if p not in d.made)
+    if new_lock and meta not in d.made:
+        d.made_files.append(layout.lock_path(folder))
     info = {"pid": os.getpid(), "host": socket.gethostname(), "started": _now()}
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps(info).encode(), 0)
@@ -300,6 +259,17 @@ def _has_contents(folder: Path) -> bool:
         if any(x.name != "lock" for x in entry.iterdir()):
             return True
     return False
+
+
+def _foreign(folder: Path) -> Path | None:
+    """A folder or link in an mdf output, besides ``_mdf/``: a writer makes only flat part files, so it is the
+    user's, and ``--overwrite`` must not delete it with the old output."""
+    if not folder.is_dir():
+        return None
+    for entry in folder.iterdir():
+        if entry.name != layout.META and (entry.is_symlink() or not entry.is_file()):
+            return entry
+    return None
 
 
 def _roll_forward(published: Path) -> None:
@@ -345,8 +315,10 @@ def _exchange(a: Path, b: Path) -> None:
     os.rename(aside, a)
 
 
-def _write_record(folder: Path, fp: Fingerprint, status: str, resumed: bool, mode: str = "new") -> None:
-    record = {
+def _write_record(
+    folder: Path, fp: Fingerprint, status: str, resumed: bool, mode: str = "new", error: str | None = None
+) -> None:
+    record: dict[str, Any] = {
         "format": 1,
         "fingerprint": fp.sha,
         "status": status,
@@ -358,6 +330,8 @@ def _write_record(folder: Path, fp: Fingerprint, status: str, resumed: bool, mod
         "recipe": fp.recipe,
         "inputs": fp.inputs,
     }
+    if error is not None:
+        record["error"] = error  # why a "failed" run stopped
     _write_json(layout.run_record_path(folder), record)
 
 
@@ -371,10 +345,20 @@ def _read_record(folder: Path) -> dict[str, Any] | None:
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=1, default=str)
-        f.flush()
-        os.fsync(f.fileno())
+    blob = json.dumps(data, indent=1, default=str).encode()
+    try:
+        with open(tmp, "wb") as f:
+            f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.errno != errno.ENOSPC or not path.exists():
+            raise
+        with open(path, "r+b") as f:  # a full disk: rewrite the record in the block it already has
+            f.write(blob)
+            f.truncate()
+        return
     os.replace(tmp, path)
 
 

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from mdf.metrics import RunMetrics
+from mdf.terminal import shown
 
 
 class LiveProgress:
@@ -49,7 +50,7 @@ class LiveProgress:
         total = _estimate_rows(plan)
         self._tasks["read"] = self._progress.add_task("read", total=total, info="")
         for name in stage_names:
-            self._tasks[name] = self._progress.add_task(name, total=total, info="")
+            self._tasks[name] = self._progress.add_task(shown(name), total=total, info="")
         self._progress.start()
 
     def update(self, stages: list[list[Any]], metrics: RunMetrics) -> None:

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import gc
+import signal
+import sys
+import threading
+from types import FrameType
 
 import click
 from rich.console import Console
 
 from mdf.cli.where import print_where
+from mdf.errors import Terminated
 from mdf.executor import run_recipe
 from mdf.progress import LiveProgress
 from mdf.recipe import load_recipe
 from mdf.report import metrics_table
+from mdf.terminal import safe_metrics, shown
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated(f"terminated by signal {signal.Signals(signum).name}")
 
 
 @click.command("run")
@@ -36,13 +46,22 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool, 
     # CPU time, measured with py-spy and user+sys time)
     gc.freeze()
     gc.set_threshold(7000, 10, 10)
-    announce = None if quiet else (lambda line: console.print(line, soft_wrap=True, highlight=False))
-    metrics = run_recipe(parsed, progress=progress, overwrite=overwrite, announce=announce)
-    if not quiet:
-        Console(width=max(Console().width, 140)).print(metrics_table(metrics))
+    announce = None if quiet else (lambda line: console.print(shown(line), soft_wrap=True, highlight=False))
+    main = threading.current_thread() is threading.main_thread()  # only the main thread may set a handler
+    previous = signal.signal(signal.SIGTERM, _terminate) if main else None
+    try:
+        metrics = run_recipe(parsed, progress=progress, overwrite=overwrite, announce=announce)
+    except Terminated as exc:
+        click.echo(f"error: {exc}; the output is kept: `mdf run --resume {recipe}` continues it", err=True)
+        sys.exit(128 + signal.SIGTERM)
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
+    if not quiet:  # text from the data (reasons, file names) is shown, never read as markup or escape codes
+        Console(width=max(Console().width, 140)).print(metrics_table(safe_metrics(metrics)))
         print_where(console, parsed, metrics)
     for entry in metrics.damaged:  # even with --quiet: rows are missing from these files
-        console.print(f"[bold red]damaged input:[/] {entry.describe()}", highlight=False, soft_wrap=True)
+        console.print(f"[bold red]damaged input:[/] {shown(entry.describe())}", highlight=False, soft_wrap=True)
     if not metrics.balanced:
         raise click.ClickException(
             f"row accounting mismatch: {metrics.rows_read} read != {metrics.rows_written} kept + "

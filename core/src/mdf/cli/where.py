@@ -12,6 +12,7 @@ from mdf import layout
 from mdf.metrics import RunMetrics
 from mdf.recipe import Recipe
 from mdf.run_stats import RayMetrics
+from mdf.terminal import shown
 
 
 def where_lines(recipe: Recipe, metrics: RunMetrics | None = None) -> list[str]:
@@ -39,4 +40,4 @@ def where_lines(recipe: Recipe, metrics: RunMetrics | None = None) -> list[str]:
 
 def print_where(console: Console, recipe: Recipe, metrics: RunMetrics | None = None) -> None:
     for line in where_lines(recipe, metrics):
-        console.print(line, highlight=False, soft_wrap=True)
+        console.print(shown(line), highlight=False, soft_wrap=True)  # paths are text, never markup

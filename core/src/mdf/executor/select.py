@@ -7,11 +7,16 @@ prints that as one line.
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
+import signal
 from collections.abc import Callable
 from typing import Any
 
 from mdf import __version__, layout
 from mdf.checks import rejected_folder_schema
+from mdf.errors import MdfError, Terminated
 from mdf.executor.api import Executor
 from mdf.executor.base import prepare
 from mdf.executor.plan import Plan
@@ -57,6 +62,12 @@ def run_recipe(
                 ", resuming" if owned.resumed else "",
             )  # fmt: skip
             metrics = _run(plan, owned, recipe, progress, announce)
+    except BaseException as exc:  # ^C and SIGTERM too: run.json says "failed" and why, never "running"
+        error = disk_full(exc, owned.plan.output_dir) or _terminated(exc) or exc
+        owned.fail(error)
+        if error is not exc:
+            raise error from exc
+        raise
     finally:
         owned.release()
     try:  # the data and metrics.json are published: a report that cannot be drawn must not fail the run
@@ -64,6 +75,38 @@ def run_recipe(
     except Exception as exc:  # said on the run's last line; `mdf report` retries it
         metrics.report_error = f"{type(exc).__name__}: {exc}"
     return metrics
+
+
+def _terminated(exc: BaseException) -> Terminated | None:
+    """Ray's driver installs its own SIGTERM handler (``sys.exit(15)``): the same :class:`Terminated` as inline."""
+    if isinstance(exc, SystemExit) and exc.code == signal.SIGTERM:
+        return Terminated(f"terminated by signal {signal.SIGTERM.name}")
+    return None
+
+
+def disk_full(exc: BaseException, output: str) -> MdfError | None:
+    """A full disk as one line naming the file and the free space (exit 1; ``--resume`` continues once there is
+    room), or ``None`` when ``exc`` is not one. On Ray the ``OSError`` arrives as a remote error's text."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if (isinstance(seen, OSError) and seen.errno == errno.ENOSPC) or "No space left on device" in str(seen):
+            break
+        seen = seen.__cause__ or seen.__context__
+    if seen is None:
+        return None
+    path = getattr(seen, "filename", None) or output
+    probe = os.path.abspath(path)
+    while not os.path.exists(probe) and probe != os.path.dirname(probe):
+        probe = os.path.dirname(probe)
+    try:
+        usage = shutil.disk_usage(probe)
+        free = f"{usage.free / 2**20:,.1f} MiB free of {usage.total / 2**20:,.1f} MiB"
+    except OSError:
+        free = "free space unknown"
+    return MdfError(
+        f"no space left on the device writing '{path}' ({free} on the file system of '{probe}'); free space or "
+        "write to a larger disk, then run again with --resume"
+    )
 
 
 def _run(plan: Plan, owned: Any, recipe: Recipe, progress: Any, announce: Callable[[str], None] | None) -> RunMetrics:

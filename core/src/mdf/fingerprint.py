@@ -1,0 +1,81 @@
+"""What a run is: the recipe after overrides and the input listing, hashed; ``--resume`` continues only the same.
+
+The recipe is taken without ``executor``, ``source`` and ``on_damaged_input`` (how to run and when to stop do not
+change what is written), output paths made absolute, and the input listing as (path, size, mtime). Written to
+``_mdf/run.json`` before any data (:mod:`mdf.ownership`) and into the checkpoint manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from mdf.output_paths import output_dirs
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a run is: the canonical recipe and the input listing, and their hash."""
+
+    recipe: dict[str, Any]
+    inputs: list[list[Any]]
+
+    @property
+    def sha(self) -> str:
+        blob = json.dumps({"recipe": self.recipe, "inputs": self.inputs}, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    @classmethod
+    def of(cls, plan: Any) -> Fingerprint:
+        # how to run (executor) and when to stop (on_damaged_input) do not change what is written
+        recipe = plan.recipe.model_dump(mode="json", exclude={"executor", "source", "on_damaged_input"})
+        for role, path in output_dirs(plan.recipe):
+            recipe[role]["path"] = os.path.abspath(path)
+        inputs = []
+        for path in dict.fromkeys(s.path for s in plan.shards):
+            try:
+                st = os.stat(path)
+                inputs.append([path, st.st_size, st.st_mtime_ns])
+            except OSError:
+                inputs.append([path, None, None])
+        return cls(recipe, inputs)
+
+    def changes(self, record: dict[str, Any]) -> str:
+        """What differs from a run record, in one line (the first few recipe keys, then input files)."""
+        parts = []
+        old, new = _flatten(record.get("recipe", {})), _flatten(self.recipe)
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                parts.append(f"{key}: {old.get(key)!r} -> {new.get(key)!r}")
+        if len(parts) > 3:
+            parts = [*parts[:3], f"{len(parts) - 3} more key(s)"]
+        before = {p: (s, m) for p, s, m in record.get("inputs", [])}
+        now = {p: (s, m) for p, s, m in self.inputs}
+        for what, names in (
+            ("added", [p for p in now if p not in before]),
+            ("removed", [p for p in before if p not in now]),
+            ("changed", [p for p in now if p in before and before[p] != now[p]]),
+        ):
+            if names:
+                parts.append(f"{len(names)} input file(s) {what} (e.g. {names[0]})")
+        return "; ".join(parts) or "the run record is unreadable"
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"stages[0].operators[1].min_length": 200, ...}``: YAML paths as the user writes them."""
+    out: dict[str, Any] = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == "params" and prefix.endswith("]"):
+                out.update(_flatten(v, prefix))
+            else:
+                out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value):
+            out.update(_flatten(v, f"{prefix}[{i}]"))
+    else:
+        out[prefix] = value
+    return out
