@@ -18,7 +18,7 @@ import sys
 import click
 
 from mdf import __version__
-from mdf.errors import MdfError
+from mdf.errors import MdfError, plain
 
 COMMANDS = ("run", "validate", "plan", "ops", "plugins", "demo", "report")
 
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
         from mdf import runlog
 
         where = f"traceback in {runlog.last_path}" if runlog.last_path else "MDF_DEBUG=1 shows the traceback"
-        click.echo(f"error: unexpected {type(exc).__name__}: {exc} ({where}; please report it)", err=True)
+        click.echo(f"error: unexpected {type(exc).__name__}: {plain(exc)} ({where}; please report it)", err=True)
         sys.exit(1)
 
 

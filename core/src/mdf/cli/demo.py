@@ -14,6 +14,7 @@ from mdf.executor import run_recipe
 from mdf.progress import LiveProgress
 from mdf.recipe import load_recipe
 from mdf.report import metrics_table
+from mdf.terminal import safe_metrics
 
 
 @click.command("demo")
@@ -38,5 +39,5 @@ def command(recipe: str, workdir: str, rows: int, overrides: tuple[str, ...]) ->
     parsed = load_recipe(recipe, sets)
     # the demo regenerates its data, so it replaces its own earlier output
     metrics = run_recipe(parsed, progress=LiveProgress(console), overwrite=True)
-    Console(width=max(Console().width, 140)).print(metrics_table(metrics))
+    Console(width=max(Console().width, 140)).print(metrics_table(safe_metrics(metrics)))
     print_where(console, parsed, metrics)
