@@ -45,7 +45,9 @@ from mdf.output_paths import check_inputs, output_dirs
 from mdf.output_paths import check_output_paths as check_output_paths  # re-exported: mdf.checks runs it
 
 READY = "ready"
-_OURS = {"lock", "run.json", "run.json.tmp", "run.log"}  # what a claim and the run log put in a new _mdf/
+# what a claim, the run log and the run's set-up (mdf.io.lineage, mdf.io.rejected) put in a new _mdf/ before data
+_OURS = {"lock", "run.json", "run.json.tmp", "run.log", "shards.json", "shards.json.tmp", "rejected_schema.arrow",
+         "rejected_schema.tmp"}  # fmt: skip
 
 
 class OutputError(MdfError):
