@@ -1,0 +1,147 @@
+"""``fasttext_classifier``: a supervised fastText model (DCLM's quality classifier, or any the user trains) scores
+each text; one float32 column per label, so a later ``score_filter`` (or a later run of it on this output)
+chooses the threshold without running the model again.
+
+The text is prepared the way such models are trained and applied: optionally lowercased, cut to its first
+``max_chars`` characters, newlines replaced by spaces (fastText reads one line per prediction; a newline would
+end the text early). DCLM's recipe scores the whole text with newlines replaced and no lowercasing: the defaults
+here. The preparation is vectorised Arrow kernels; prediction is fastText's own C++ ``predict``, one call per
+text (about a microsecond of Python next to tens of microseconds of prediction: measured in
+benchmarks/bench_fasttext.py).
+
+A null text cannot be scored: its row is rejected with the reason ``fasttext_classifier:null_text`` (rows in =
+kept + rejected). An empty text is scored like any other (fastText still sees its end-of-line token).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pydantic import Field, ValidationInfo, field_validator
+
+from mdf import REASON, Params, Refiner
+from mdf_text.ops.fasttext_model import LABEL_PREFIX, ModelFileError, header, load
+from mdf_text.ops.language import as_utf8
+
+_REQUIRES = {"fasttext_pybind": "mdf-text[quality]"}
+
+
+class FastTextClassifier(Refiner):
+    """Score texts with a supervised fastText model: a float32 `<prefix>_<label>` column per label (e.g. DCLM)."""
+
+    name = "fasttext_classifier"
+    requires = _REQUIRES
+    cost_class = "model"  # a fastText prediction per text
+    reads = {"column": "string|binary"}
+
+    class Params(Params):
+        model: str = Field(
+            description="path of a supervised fastText model on this machine (.bin or quantized .ftz); checked at "
+            "validate time (a fastText file, supervised, with the named labels)"
+        )
+        labels: list[str] | None = Field(
+            None, min_length=1, description="labels to score, with or without '__label__' (default: all the model's)"
+        )
+        prefix: str = Field("fasttext", min_length=1, description="score columns are named <prefix>_<label>")
+        column: str = Field("text", description="string (or UTF-8 binary) column to classify")
+        max_chars: int = Field(
+            0, ge=0, description="characters scored from the start of each text (0 = all, as DCLM scores)"
+        )
+        lowercase: bool = Field(False, description="lowercase before scoring (for models trained on lowercased text)")
+        top_label: str | None = Field(None, description="column for the most probable label (unset: none)")
+
+        @field_validator("model")
+        @classmethod
+        def _is_classifier(cls, value: str) -> str:
+            try:
+                header(value)
+            except ModelFileError as exc:
+                raise ValueError(str(exc)) from None
+            return value
+
+        @field_validator("labels")
+        @classmethod
+        def _known(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+            if value is None or "model" not in info.data:  # no model: its own error is reported
+                return value
+            wanted = [v.removeprefix(LABEL_PREFIX) for v in value]
+            have = header(info.data["model"]).labels
+            unknown = [w for w in wanted if w not in have]
+            if unknown:
+                raise ValueError(
+                    f"model {info.data['model']!r} has no label {unknown[0]!r}; its labels: {', '.join(have)}"
+                )
+            return wanted
+
+    def setup(self) -> None:
+        p = self.params
+        self._labels = tuple(p.labels or header(p.model).labels)
+        self._model = load(p.model)
+
+    def output_columns(self) -> list[str]:
+        """The score columns this operator writes, in label order."""
+        labels = self.params.labels or header(self.params.model).labels
+        return [f"{self.params.prefix}_{label}" for label in labels]
+
+    def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        p = self.params
+        text = batch.column(p.column)
+        scores, top = predict(self._model, prepare(text, p.max_chars, p.lowercase), self._labels)
+        for name, column in zip(self.output_columns(), scores, strict=True):
+            batch = _set(batch, name, column)
+        if p.top_label:
+            batch = _set(batch, p.top_label, top)
+        if text.null_count:
+            batch = _set(batch, REASON, pc.if_else(pc.is_null(text), "null_text", pa.scalar(None, pa.string())))
+        return batch
+
+
+def prepare(text: pa.Array, max_chars: int = 0, lowercase: bool = False) -> pa.Array:
+    """Lines as fastText reads them: UTF-8 text, optionally lowercased, first ``max_chars``, newlines -> spaces,
+    one ``\\n`` at the end (what fastText's own Python ``predict`` appends). Null stays null."""
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
+    text = as_utf8(text)
+    if lowercase:
+        text = pc.utf8_lower(text)
+    if max_chars:
+        text = pc.utf8_slice_codeunits(text, 0, max_chars)
+    return pc.binary_join_element_wise(pc.replace_substring(text, "\n", " "), "\n", "")
+
+
+def predict(model: Any, lines: pa.Array, labels: tuple[str, ...]) -> tuple[list[pa.Array], pa.Array]:
+    """Probabilities of ``labels`` (float32 columns, in order) and the top label per line.
+
+    Null lines get null scores. fastText's ``predict(line, -1, 0.0, ...)`` returns every label's probability,
+    most probable first; a line that yields no prediction at all (no known feature) also gets nulls."""
+    index = {LABEL_PREFIX + label: j for j, label in enumerate(labels)}
+    width = len(labels)
+    flat = [0.0] * (len(lines) * width)
+    top: list[str | None] = []
+    valid: list[bool] = []
+    call = model.predict
+    base = 0
+    for line in lines.to_pylist():
+        found = call(line, -1, 0.0, "replace") if line is not None else None
+        if found:
+            for prob, label in found:
+                j = index.get(label)
+                if j is not None:
+                    flat[base + j] = prob
+            top.append(found[0][1][len(LABEL_PREFIX) :])
+        else:
+            top.append(None)
+        valid.append(bool(found))
+        base += width
+    matrix = np.asarray(flat, dtype=np.float32).reshape(len(lines), width)
+    missing = ~np.asarray(valid, dtype=bool)
+    columns = [pa.array(matrix[:, j], pa.float32(), mask=missing) for j in range(width)]
+    return columns, pa.array(top, pa.string())
+
+
+def _set(batch: pa.RecordBatch, name: str, column: pa.Array) -> pa.RecordBatch:
+    i = batch.schema.get_field_index(name)
+    return batch.set_column(i, name, column) if i >= 0 else batch.append_column(name, column)
