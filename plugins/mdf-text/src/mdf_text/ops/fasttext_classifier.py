@@ -116,30 +116,32 @@ def predict(model: Any, lines: pa.Array, labels: tuple[str, ...]) -> tuple[list[
     """Probabilities of ``labels`` (float32 columns, in order) and the top label per line.
 
     Null lines get null scores. fastText's ``predict(line, -1, 0.0, ...)`` returns every label's probability,
-    most probable first; a line that yields no prediction at all (no known feature) also gets nulls."""
-    index = {LABEL_PREFIX + label: j for j, label in enumerate(labels)}
-    width = len(labels)
-    flat = [0.0] * (len(lines) * width)
-    top: list[str | None] = []
-    valid: list[bool] = []
+    most probable first; a line that yields no prediction at all (no known feature) also gets nulls. The loop
+    only calls fastText and collects its pairs; spreading them into columns is vectorised afterwards."""
     call = model.predict
-    base = 0
-    for line in lines.to_pylist():
-        found = call(line, -1, 0.0, "replace") if line is not None else None
-        if found:
-            for prob, label in found:
-                j = index.get(label)
-                if j is not None:
-                    flat[base + j] = prob
-            top.append(found[0][1][len(LABEL_PREFIX) :])
-        else:
-            top.append(None)
-        valid.append(bool(found))
-        base += width
-    matrix = np.asarray(flat, dtype=np.float32).reshape(len(lines), width)
-    missing = ~np.asarray(valid, dtype=bool)
-    columns = [pa.array(matrix[:, j], pa.float32(), mask=missing) for j in range(width)]
-    return columns, pa.array(top, pa.string())
+    pairs: list[tuple[float, str]] = []
+    counts: list[int] = []
+    # bytes, not str: pybind11 hands bytes to fastText's std::string as they are, so no text is decoded to
+    # Python and encoded back
+    for line in lines.cast(pa.binary()).to_pylist():
+        found = call(line, -1, 0.0, "replace") if line is not None else ()
+        pairs += found
+        counts.append(len(found))
+    n, width = len(counts), len(labels)
+    per_row = np.asarray(counts, dtype=np.int64)
+    matrix = np.zeros((n, width), dtype=np.float32)
+    top = pa.nulls(n, pa.string())
+    if pairs:
+        probs, names = zip(*pairs, strict=True)
+        names_arr = pc.utf8_slice_codeunits(pa.array(names, pa.string()), len(LABEL_PREFIX))
+        column = pc.index_in(names_arr, value_set=pa.array(labels, pa.string())).to_numpy(zero_copy_only=False)
+        rows = np.repeat(np.arange(n), per_row)
+        wanted = ~np.isnan(column)
+        matrix[rows[wanted], column[wanted].astype(np.int64)] = np.asarray(probs, dtype=np.float32)[wanted]
+        first = np.cumsum(per_row) - per_row
+        top = pc.take(names_arr, pa.array(first, pa.int64(), mask=per_row == 0))
+    missing = per_row == 0
+    return [pa.array(matrix[:, j], pa.float32(), mask=missing) for j in range(width)], top
 
 
 def _set(batch: pa.RecordBatch, name: str, column: pa.Array) -> pa.RecordBatch:
