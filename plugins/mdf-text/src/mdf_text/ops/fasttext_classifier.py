@@ -9,6 +9,10 @@ here. The preparation is vectorised Arrow kernels; prediction is fastText's own 
 text (about a microsecond of Python next to tens of microseconds of prediction: measured in
 benchmarks/bench_fasttext.py).
 
+fastText's predict holds the GIL in both bindings (fasttext-predict 0.9.2.4 and fasttext-wheel 0.9.2: measured,
+a Python thread makes no progress during a long predict), so a worker's threads take turns on the model: more
+cores need more processes (Ray replicas: ``replicas: N`` on the stage), each loading the model once.
+
 A null text cannot be scored: its row is rejected with the reason ``fasttext_classifier:null_text`` (rows in =
 kept + rejected). An empty text is scored like any other (fastText still sees its end-of-line token).
 """
