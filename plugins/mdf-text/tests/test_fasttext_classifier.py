@@ -32,7 +32,7 @@ SHARED = "the a of and to in is it was for on with as 数据 данные 😀"
 
 
 def document(rng: random.Random, label: str, words: int = 30) -> str:
-    """Words drawn mostly from the label's vocabulary, a third from the shared one (so scores are not all ~1)."""
+    """Words drawn 3 in 5 from the label's vocabulary, else from the shared one (so scores are not all ~1)."""
     vocab = (WORDS[label].split(), SHARED.split())
     return " ".join(rng.choice(vocab[rng.random() >= 0.6]) for _ in range(words))
 
@@ -169,6 +169,8 @@ def recipe(tmp: Path, operators: list, paths: list[str] | None = None) -> Path:
     ],
 )
 def test_bad_model_fails_validate_with_one_line(models, tmp_path, params, message) -> None:
+    """Known before any work, from the file's header: one line, exit 2, the YAML path. Fails (validate exits 0)
+    when the supervised check is skipped: seen."""
     tmp = models["bin"].parent
     (tmp_path / "in").mkdir()
     pq.write_table(pa.table({"text": ["a b c"]}), tmp_path / "in" / "part.parquet")
