@@ -12,6 +12,7 @@ from mdf.io.discard import DiscardWriter
 from mdf.io.jsonl import JsonlReader, JsonlWriter
 from mdf.io.parquet import ParquetReader, ParquetWriter
 from mdf.ops.debug import DelayRefiner, NoopRefiner
+from mdf.ops.score import ScoreFilter
 from mdf.profiles import COST_CLASSES, MODALITIES
 from mdf.registry import Registry
 
@@ -20,6 +21,7 @@ from mdf.registry import Registry
 def mdf_register_operators(registry: Registry) -> None:
     registry.add(NoopRefiner)
     registry.add(DelayRefiner)
+    registry.add(ScoreFilter)
 
 
 @hookimpl

@@ -10,6 +10,7 @@ from mdf import Registry, hookimpl
 from mdf_text.io.warc import WarcReader
 from mdf_text.ops.badwords import BadWordsFilter
 from mdf_text.ops.c4 import C4QualityFilter
+from mdf_text.ops.fasttext_classifier import FastTextClassifier
 from mdf_text.ops.fineweb import FineWebQualityFilter
 from mdf_text.ops.gopher import GopherQualityFilter, GopherRepetitionFilter
 from mdf_text.ops.html import HtmlExtract
@@ -26,6 +27,7 @@ def mdf_register_operators(registry: Registry) -> None:
     registry.add(UrlFilter)
     registry.add(LanguageIdRefiner)
     registry.add(LanguageFilter)
+    registry.add(FastTextClassifier)
     for op in (
         GopherQualityFilter,
         GopherRepetitionFilter,

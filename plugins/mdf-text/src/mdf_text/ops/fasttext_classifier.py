@@ -1,0 +1,153 @@
+"""``fasttext_classifier``: a supervised fastText model (DCLM's quality classifier, or any the user trains) scores
+each text; one float32 column per label, so a later ``score_filter`` (or a later run of it on this output)
+chooses the threshold without running the model again.
+
+The text is prepared the way such models are trained and applied: optionally lowercased, cut to its first
+``max_chars`` characters, newlines replaced by spaces (fastText reads one line per prediction; a newline would
+end the text early). DCLM's recipe scores the whole text with newlines replaced and no lowercasing: the defaults
+here. The preparation is vectorised Arrow kernels; prediction is fastText's own C++ ``predict``, one call per
+text (about a microsecond of Python next to tens of microseconds of prediction: measured in
+benchmarks/bench_fasttext.py).
+
+fastText's predict holds the GIL in both bindings (fasttext-predict 0.9.2.4 and fasttext-wheel 0.9.2: measured,
+a Python thread makes no progress during a long predict), so a worker's threads take turns on the model: more
+cores need more processes (Ray replicas: ``replicas: N`` on the stage), each loading the model once.
+
+A null text cannot be scored: its row is rejected with the reason ``fasttext_classifier:null_text`` (rows in =
+kept + rejected). An empty text is scored like any other (fastText still sees its end-of-line token).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pydantic import Field, ValidationInfo, field_validator
+
+from mdf import REASON, Params, Refiner
+from mdf_text.ops.fasttext_model import LABEL_PREFIX, ModelFileError, header, load
+from mdf_text.ops.language import as_utf8
+
+_REQUIRES = {"fasttext_pybind": "mdf-text[quality]"}
+
+
+class FastTextClassifier(Refiner):
+    """Score texts with a supervised fastText model: a float32 `<prefix>_<label>` column per label (e.g. DCLM)."""
+
+    name = "fasttext_classifier"
+    requires = _REQUIRES
+    cost_class = "model"  # a fastText prediction per text
+    reads = {"column": "string|binary"}
+
+    class Params(Params):
+        model: str = Field(
+            description="path of a supervised fastText model on this machine (.bin or quantized .ftz); checked at "
+            "validate time (a fastText file, supervised, with the named labels)"
+        )
+        labels: list[str] | None = Field(
+            None, min_length=1, description="labels to score, with or without '__label__' (default: all the model's)"
+        )
+        prefix: str = Field("fasttext", min_length=1, description="score columns are named <prefix>_<label>")
+        column: str = Field("text", description="string (or UTF-8 binary) column to classify")
+        max_chars: int = Field(
+            0, ge=0, description="characters scored from the start of each text (0 = all, as DCLM scores)"
+        )
+        lowercase: bool = Field(False, description="lowercase before scoring (for models trained on lowercased text)")
+        top_label: str | None = Field(None, description="column for the most probable label (unset: none)")
+
+        @field_validator("model")
+        @classmethod
+        def _is_classifier(cls, value: str) -> str:
+            try:
+                header(value)
+            except ModelFileError as exc:
+                raise ValueError(str(exc)) from None
+            return value
+
+        @field_validator("labels")
+        @classmethod
+        def _known(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+            if value is None or "model" not in info.data:  # no model: its own error is reported
+                return value
+            wanted = [v.removeprefix(LABEL_PREFIX) for v in value]
+            have = header(info.data["model"]).labels
+            unknown = [w for w in wanted if w not in have]
+            if unknown:
+                raise ValueError(
+                    f"model {info.data['model']!r} has no label {unknown[0]!r}; its labels: {', '.join(have)}"
+                )
+            return wanted
+
+    def setup(self) -> None:
+        p = self.params
+        self._labels = tuple(p.labels or header(p.model).labels)
+        self._model = load(p.model)
+
+    def output_columns(self) -> list[str]:
+        """The score columns this operator writes, in label order."""
+        labels = self.params.labels or header(self.params.model).labels
+        return [f"{self.params.prefix}_{label}" for label in labels]
+
+    def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        p = self.params
+        text = batch.column(p.column)
+        scores, top = predict(self._model, prepare(text, p.max_chars, p.lowercase), self._labels)
+        for name, column in zip(self.output_columns(), scores, strict=True):
+            batch = _set(batch, name, column)
+        if p.top_label:
+            batch = _set(batch, p.top_label, top)
+        if text.null_count:
+            batch = _set(batch, REASON, pc.if_else(pc.is_null(text), "null_text", pa.scalar(None, pa.string())))
+        return batch
+
+
+def prepare(text: pa.Array, max_chars: int = 0, lowercase: bool = False) -> pa.Array:
+    """Lines as fastText reads them: UTF-8 text, optionally lowercased, first ``max_chars``, newlines -> spaces,
+    one ``\\n`` at the end (what fastText's own Python ``predict`` appends). Null stays null."""
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
+    text = as_utf8(text)
+    if lowercase:
+        text = pc.utf8_lower(text)
+    if max_chars:
+        text = pc.utf8_slice_codeunits(text, 0, max_chars)
+    return pc.binary_join_element_wise(pc.replace_substring(text, "\n", " "), "\n", "")
+
+
+def predict(model: Any, lines: pa.Array, labels: tuple[str, ...]) -> tuple[list[pa.Array], pa.Array]:
+    """Probabilities of ``labels`` (float32 columns, in order) and the top label per line.
+
+    Null lines get null scores. fastText's ``predict(line, -1, 0.0, ...)`` returns every label's probability,
+    most probable first; a line that yields no prediction at all (no known feature) also gets nulls. The loop
+    only calls fastText and collects its pairs; spreading them into columns is vectorised afterwards."""
+    call = model.predict
+    pairs: list[tuple[float, str]] = []
+    counts: list[int] = []
+    # bytes, not str: pybind11 hands bytes to fastText's std::string as they are, so no text is decoded to
+    # Python and encoded back
+    for line in lines.cast(pa.binary()).to_pylist():
+        found = call(line, -1, 0.0, "replace") if line is not None else ()
+        pairs += found
+        counts.append(len(found))
+    n, width = len(counts), len(labels)
+    per_row = np.asarray(counts, dtype=np.int64)
+    matrix = np.zeros((n, width), dtype=np.float32)
+    top = pa.nulls(n, pa.string())
+    if pairs:
+        probs, names = zip(*pairs, strict=True)
+        names_arr = pc.utf8_slice_codeunits(pa.array(names, pa.string()), len(LABEL_PREFIX))
+        column = pc.index_in(names_arr, value_set=pa.array(labels, pa.string())).to_numpy(zero_copy_only=False)
+        rows = np.repeat(np.arange(n), per_row)
+        wanted = ~np.isnan(column)
+        matrix[rows[wanted], column[wanted].astype(np.int64)] = np.asarray(probs, dtype=np.float32)[wanted]
+        first = np.cumsum(per_row) - per_row
+        top = pc.take(names_arr, pa.array(first, pa.int64(), mask=per_row == 0))
+    missing = per_row == 0
+    return [pa.array(matrix[:, j], pa.float32(), mask=missing) for j in range(width)], top
+
+
+def _set(batch: pa.RecordBatch, name: str, column: pa.Array) -> pa.RecordBatch:
+    i = batch.schema.get_field_index(name)
+    return batch.set_column(i, name, column) if i >= 0 else batch.append_column(name, column)

@@ -1,0 +1,140 @@
+"""A supervised fastText model file: what its header says (read without loading it), and one loaded copy per
+process.
+
+Reading the header lets a recipe fail at validate time, before any work, on the mistakes that cost a run: a
+path with no file, a file that is not a fastText model, an unsupervised (word-vector) model, a label the model
+does not have. fastText's ``.bin`` and quantized ``.ftz`` share the header: magic number, version, the training
+arguments, then the dictionary (words first, labels last), written by ``FastText::saveModel`` in fastText 0.9.
+Listing the labels means walking the dictionary: about a second for a model with millions of words, where
+loading the model itself would read gigabytes.
+
+The loaded model is shared by every thread of a worker process (the inline executor's worker threads each build
+their own operator instances, and a Ray replica is one process): fastText's predict keeps its state per call,
+so one copy serves all of them, and a 2 GB model costs 2 GB per process, not per thread. fastText reads the
+whole file into memory (its format is not memory-mapped).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+MAGIC = 793712314  # FASTTEXT_FILEFORMAT_MAGIC_INT32
+LABEL_PREFIX = "__label__"
+_MODELS = {1: "cbow", 2: "skipgram", 3: "supervised"}
+_LOSSES = {1: "hs", 2: "ns", 3: "softmax", 4: "ova"}
+_ARGS = struct.Struct("<12id")  # dim ws epoch minCount neg wordNgrams loss model bucket minn maxn lrUpdateRate; t
+_DICT = struct.Struct("<3i2q")  # size nwords nlabels ntokens pruneidx_size
+_CHUNK = 1 << 22
+
+
+class ModelFileError(ValueError):
+    """The file cannot be used as a supervised fastText classifier; the message says why and the fix."""
+
+
+@dataclass(frozen=True)
+class ModelHeader:
+    """What a fastText model file declares: its kind, loss, word n-grams and labels (``__label__`` removed)."""
+
+    path: str
+    model: str
+    loss: str
+    word_ngrams: int
+    labels: tuple[str, ...]
+    words: int
+
+
+def read_header(path: str) -> ModelHeader:
+    """Read the header and the dictionary's labels of a fastText model; :class:`ModelFileError` on a bad file."""
+    if not os.path.isfile(path):
+        where = "a folder" if os.path.isdir(path) else "no file"
+        raise ModelFileError(f"{path!r} is {where}; give the path of a fastText model file (.bin or .ftz)")
+    with open(path, "rb") as f:
+        head = f.read(8 + _ARGS.size + _DICT.size)
+        magic = struct.unpack_from("<i", head)[0] if len(head) >= 4 else None
+        if magic != MAGIC or len(head) < 8 + _ARGS.size + _DICT.size:
+            raise ModelFileError(
+                f"{path!r} is not a fastText model (no fastText magic number at its start); give a .bin or "
+                ".ftz written by fastText's save_model"
+            )
+        args = _ARGS.unpack_from(head, 8)
+        size, nwords, nlabels, _, _ = _DICT.unpack_from(head, 8 + _ARGS.size)
+        kind = _MODELS.get(args[7], f"unknown ({args[7]})")
+        if kind != "supervised":
+            raise ModelFileError(
+                f"{path!r} is an unsupervised fastText model ({kind}: word vectors, no labels); give a classifier "
+                "trained with fastText's supervised mode (fasttext supervised / train_supervised)"
+            )
+        if size != nwords + nlabels or nlabels <= 0:
+            raise ModelFileError(f"{path!r} has a damaged dictionary ({size} entries, {nlabels} labels)")
+        labels = _dictionary_labels(f, size, path)
+    return ModelHeader(
+        path=path,
+        model=kind,
+        loss=_LOSSES.get(args[6], str(args[6])),
+        word_ngrams=args[5],
+        labels=tuple(label.removeprefix(LABEL_PREFIX) for label in labels),
+        words=nwords,
+    )
+
+
+def _dictionary_labels(f: Any, size: int, path: str) -> list[str]:
+    """Walk ``size`` entries (``word\\0``, int64 count, int8 type) and return the words of type 1 (labels)."""
+    buf = f.read(_CHUNK)
+    pos = 0
+    labels: list[str] = []
+    for _ in range(size):
+        end = buf.find(b"\0", pos)
+        while end < 0 or end + 9 >= len(buf):  # the entry runs past the buffer: read more
+            more = f.read(_CHUNK)
+            if not more:
+                raise ModelFileError(f"{path!r} is cut short inside its dictionary; the file is damaged")
+            buf, pos = buf[pos:] + more, 0
+            end = buf.find(b"\0", pos)
+        if buf[end + 9] == 1:
+            labels.append(buf[pos:end].decode("utf-8", "replace"))
+        pos = end + 10
+    return labels
+
+
+_HEADERS: dict[tuple[str, int, int], ModelHeader] = {}
+_LOADED: dict[tuple[str, int, int], Any] = {}
+_LOCK = threading.Lock()
+
+
+def _key(path: str) -> tuple[str, int, int]:
+    st = os.stat(path)
+    return os.path.realpath(path), st.st_size, st.st_mtime_ns
+
+
+def header(path: str) -> ModelHeader:
+    """:func:`read_header`, remembered per file (path, size, modification time) for this process."""
+    if not os.path.isfile(path):
+        return read_header(path)  # raises the message for a missing file
+    key = _key(path)
+    with _LOCK:
+        if key not in _HEADERS:
+            _HEADERS[key] = read_header(path)
+        return _HEADERS[key]
+
+
+def load(path: str) -> Any:
+    """The model loaded once per process through fastText's C++ binding (``fasttext_pybind``).
+
+    The binding module is the same in ``fasttext-predict`` and in ``fasttext-wheel`` (each wheel installs it; the
+    last installed wins), and both have ``loadModel`` and ``predict(text, k, threshold, on_unicode_error)``:
+    calling it directly skips the Python wrappers, whose ``load_model`` prints a warning on stderr and whose
+    ``predict`` in fasttext-wheel 0.9.2 fails under numpy 2."""
+    import fasttext_pybind
+
+    key = _key(path)
+    with _LOCK:
+        model = _LOADED.get(key)
+        if model is None:
+            model = fasttext_pybind.fasttext()
+            model.loadModel(path)
+            _LOADED[key] = model
+        return model

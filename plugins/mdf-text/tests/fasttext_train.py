@@ -1,0 +1,31 @@
+"""Train the small fastText models the fasttext_classifier tests use, with fasttext-wheel 0.9.2.
+
+Run as a script in an environment of its own (``uv run --with fasttext-wheel==0.9.2``): fasttext-wheel installs
+the same module names as fasttext-predict (``fasttext``, ``fasttext_pybind``), so in mdf's environment it would
+replace the binding language_id uses, and its Python ``predict`` fails under numpy 2.
+
+  python fasttext_train.py CORPUS OUT_DIR    # OUT_DIR/quality.bin, quality.ftz (quantized), vectors.bin
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import fasttext
+
+
+def main(corpus: str, out: str) -> None:
+    opts = {"wordNgrams": 2, "dim": 16, "epoch": 5, "bucket": 20_000, "minCount": 1, "thread": 1, "verbose": 0}
+    model = fasttext.train_supervised(corpus, **opts)
+    model.save_model(os.path.join(out, "quality.bin"))
+    model.quantize(input=corpus, retrain=False, cutoff=0, dsub=2)
+    model.save_model(os.path.join(out, "quality.ftz"))
+    vectors = fasttext.train_unsupervised(
+        corpus, model="skipgram", dim=8, epoch=1, minCount=1, bucket=1000, minn=0, maxn=0, thread=1, verbose=0
+    )
+    vectors.save_model(os.path.join(out, "vectors.bin"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
