@@ -65,15 +65,7 @@ def _closure(module: str) -> set[str]:
 PLUGINS = [
     pytest.param("mdf_dedup", id="dedup"),
     pytest.param("mdf_image", id="image"),
-    pytest.param(
-        "mdf_text",
-        id="text",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="mdf_text/plugin.py and mdf_text/__init__.py still import every operator: register them with "
-            "registry.add_lazy and export lazily, as mdf_dedup and mdf_image do (then drop this mark)",
-        ),
-    ),
+    pytest.param("mdf_text", id="text"),
 ]
 
 
