@@ -60,10 +60,12 @@ class LanguageModel:
     """lid.176 loaded once; :meth:`predict` labels a string column (nulls stay null)."""
 
     def __init__(self, path: str | None = None) -> None:
-        import fasttext
+        from mdf_text.ops.fasttext_model import load
 
-        self._model = fasttext.load_model(path or model_path())
-        self._predict = self._model.f.predict  # the C++ call; the wrapper only adds a newline check per text
+        # fastText's C++ binding, loaded once per process and shared with fasttext_classifier's loader: the
+        # Python wrappers add a newline check per text, and fasttext-wheel's load_model prints a warning
+        self._model = load(path or model_path())
+        self._predict = self._model.predict
 
     def predict(self, text: pa.Array, max_chars: int) -> tuple[pa.Array, pa.Array]:
         """``(language, score)`` per row: ISO 639 code (``en``, ``de``...) and probability, null for null text."""
