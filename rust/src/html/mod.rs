@@ -82,7 +82,12 @@ pub fn extract(
     };
     let truncated = html.len() > opts.max_bytes;
     let read = if truncated {
-        &html[..html.floor_char_boundary(opts.max_bytes)]
+        // the last character boundary at or before max_bytes (`floor_char_boundary` needs Rust 1.91)
+        let cut = (0..=opts.max_bytes)
+            .rev()
+            .find(|&i| html.is_char_boundary(i))
+            .unwrap_or(0);
+        &html[..cut]
     } else {
         &html[..]
     };
