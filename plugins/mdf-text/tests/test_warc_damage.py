@@ -130,8 +130,9 @@ def test_strict_run_fails_on_a_cut_skipped_record(tmp_path: Path) -> None:
 @pytest.mark.parametrize("layout", ["none", "record", "pairs", "one"])
 def test_offset_and_member_index_find_each_record_with_fastwarc(tmp_path: Path, layout: str) -> None:
     """Seek to each row's ``offset``, skip ``member_index`` records: FastWARC yields the row's record. Fails on
-    the old reader (no ``member_index``; in ``pairs`` and ``one`` the offset alone gives the member's first
-    record, a request, not the response): seen."""
+    the old reader (no ``member_index``, and its offset was FastWARC's ``stream_pos``, which is not the member
+    holding the record once a member holds several: in ``pairs`` the second record of the first member said
+    944, the next member; in ``one`` every record after the first said 3716, the end of the file): seen."""
     path = tmp_path / ("f.warc" if layout == "none" else "f.warc.gz")
     write_warc(path, crawl(5, "metadata"), layout)
     table, bad = read_all(WarcReader(paths=[str(path)], record_types=["response", "metadata"]))
