@@ -8,7 +8,7 @@ clipped last record without complaint.
 
 Gzip members are inflated here (:class:`mdf_text.io.warc_frame.Members`, zlib), not by FastWARC, because only
 then is ``offset`` the start of the member that holds the record: FastWARC's position is a later member's when
-one member holds several records. It costs about 1.8x the reader's own time on .warc.gz (a few per cent of a
+one member holds several records. It costs 1.5-1.8x the reader's own CPU time on .warc.gz (a few per cent of a
 pipeline that extracts HTML).
 
 Every record of the file passes through the loop, also those of types not asked for (filtered here by a bit

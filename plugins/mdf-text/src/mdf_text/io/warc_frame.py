@@ -211,11 +211,16 @@ class Members(io.RawIOBase):
         return self._at[bisect.bisect_right(self._pos, decoded) - 1]
 
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        while self._off >= len(self._out) and self._step():
-            pass
-        n = min(len(buffer), len(self._out) - self._off)
-        buffer[:n] = memoryview(self._out)[self._off : self._off + n]
-        self._off += n
+        """Fill ``buffer`` across as many members as fit: one Python call per buffer, not per member (a
+        CommonCrawl member is a few KB)."""
+        n, size = 0, len(buffer)
+        while n < size:
+            if self._off >= len(self._out) and not self._step():
+                break
+            k = min(size - n, len(self._out) - self._off)
+            buffer[n : n + k] = memoryview(self._out)[self._off : self._off + k]
+            self._off += k
+            n += k
         return n
 
     def _read(self) -> bytes:
