@@ -1,36 +1,34 @@
 //! Python binding of the HTML extractor (`html_extract`): argument checks, then `html::extract_column`
 //! without the GIL on the kernel pool. Contract: `_native.pyi`.
 
-use std::time::Duration;
-
 use pyo3::prelude::*;
 
 use crate::columns::BytesColumn;
-use crate::html::{self, Options, DEFAULT_BUDGET_MS};
+use crate::html::{self, Options, DEFAULT_MAX_BYTES};
 use crate::py_arrow::{export, import_chunks, int_arg, run};
 
-// The literal default of `time_budget_ms` below (a literal, so that `inspect.signature` shows it).
-const _: () = assert!(DEFAULT_BUDGET_MS == 2000);
+// The literal default of `max_bytes` below (a literal, so that `inspect.signature` shows it).
+const _: () = assert!(DEFAULT_MAX_BYTES == 67_108_864);
 
-fn time_budget_arg(o: &Bound<'_, PyAny>) -> PyResult<u64> {
-    int_arg(o, "html_extract", "time_budget_ms", 1, 1 << 40)
+fn max_bytes_arg(o: &Bound<'_, PyAny>) -> PyResult<u64> {
+    int_arg(o, "html_extract", "max_bytes", 1, 1 << 40)
 }
 
-/// html_extract(pages, charsets=None, with_metadata=False, time_budget_ms=2000) -> pyarrow.StructArray
+/// html_extract(pages, charsets=None, with_metadata=False, max_bytes=67108864) -> pyarrow.StructArray
 ///
 /// Main text and title of every page (plus head metadata on request). See _native.pyi.
 #[pyfunction]
-#[pyo3(signature = (pages, charsets=None, with_metadata=false, time_budget_ms=2000))]
+#[pyo3(signature = (pages, charsets=None, with_metadata=false, max_bytes=67_108_864))]
 fn html_extract(
     py: Python<'_>,
     pages: &Bound<'_, PyAny>,
     charsets: Option<&Bound<'_, PyAny>>,
     with_metadata: bool,
-    #[pyo3(from_py_with = time_budget_arg)] time_budget_ms: u64,
+    #[pyo3(from_py_with = max_bytes_arg)] max_bytes: u64,
 ) -> PyResult<Py<PyAny>> {
     const K: &str = "html_extract";
     let opts = Options {
-        time_budget: Some(Duration::from_millis(time_budget_ms)),
+        max_bytes: usize::try_from(max_bytes).unwrap_or(usize::MAX),
     };
     let pages = import_chunks(pages, K, "pages")?;
     let charsets = match charsets {

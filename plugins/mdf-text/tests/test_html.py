@@ -139,3 +139,79 @@ def test_missing_kernel_names_the_install(monkeypatch):
     monkeypatch.delattr(mdf_kernels, "html_extract")
     with pytest.raises(MissingDependencyError, match=r"pip install \./rust"):
         op()
+
+
+HOSTILE = {  # built in the child process that runs them: some are tens of MB
+    # ~20,000 double-quoted attributes on one tag (~250 KB): html5gum recursed once per attribute (SIGSEGV)
+    "quoted_attributes": lambda: "<p " + " ".join(f'data-a{i}="v {i}"' for i in range(20_000)) + ">x</p>",
+    "class_attributes": lambda: "<p " + " ".join(f'class="c{i}"' for i in range(50_000)) + ">x</p>",
+    "nested_100k": lambda: "<body>" + "<div>" * 100_000 + "<p>deep text</p>",
+    "huge_attribute_value": lambda: '<p class="' + "y" * (20 << 20) + '">x</p>',
+    "binary_bytes": lambda: bytes((i * 7919 + (i >> 8)) % 256 for i in range(2_000_000)),
+    "one_text_node_50mb": lambda: "<p>" + "word " * (10 << 20) + "</p>",
+}
+
+
+def test_hostile_pages_never_crash_the_process():
+    """Each hostile page in a child process (a crash there is a red test, not a dead test run): exit 0 and a
+    row per page. ``quoted_attributes`` and ``class_attributes`` died with SIGSEGV before html5gum was
+    patched (``rust/vendor/html5gum``): seen."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pyarrow as pa, mdf_kernels as mk; sys.path.insert(0, sys.argv[1]); "
+        "from test_html import HOSTILE; page = HOSTILE[sys.argv[2]](); "
+        "page = page if isinstance(page, bytes) else page.encode(); "
+        "out = mk.html_extract(pa.array([page] * 2, pa.binary())); "
+        "assert len(out) == 2 and out.field('error').null_count == 2"
+    )
+    here = str(__import__("pathlib").Path(__file__).parent)
+    for name in HOSTILE:
+        proc = subprocess.run([sys.executable, "-c", code, here, name], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"{name}: exit {proc.returncode} {proc.stderr[-500:]}"
+
+
+def test_budget_is_in_bytes_deterministic_flagged_and_counted():
+    """A page longer than ``max_bytes`` gives the same text every time (the old time budget gave 36.7 M or 7.0 M
+    characters of one 52 MB page, by machine load), flagged in ``truncated_column`` and counted. The old
+    operator had no ``max_bytes`` nor ``truncated`` (the kernel's flag never reached Python): seen."""
+    long_page = article_page([*ARTICLE, *(f"Paragraph {i}: " + ARTICLE[i % 3] for i in range(2000))])
+    batch = pa.RecordBatch.from_pydict({"body": [long_page, article_page()]})
+    extract = op(max_bytes=20_000, truncated_column="html_truncated")
+    first, _ = run_operator(extract, batch)
+    again, _ = run_operator(extract, batch)
+    assert first.column("text").equals(again.column("text"))
+    assert first.column("html_truncated").to_pylist() == [True, False]
+    assert 0 < len(first.column("text")[0].as_py()) < 20_000
+    assert extract.metrics.counters["pages_truncated"] == 2  # one per call
+    whole, _ = run_operator(op(), batch)
+    assert len(whole.column("text")[0].as_py()) > 100_000
+
+
+def test_a_kernel_error_is_one_rejected_row():
+    """A page whose extraction panics (the kernel catches it and says so in ``error``) is one rejected row with
+    the message; the other rows go on. The kernel here is the real one with one row's ``error`` set, as a
+    panic leaves it (the Rust test ``a_panic_is_one_row_with_its_message`` covers the catching)."""
+    import pyarrow.compute as pc
+
+    extract = op()
+    extract.ensure_setup()
+    real = extract._kernel
+
+    def one_panics(pages, *args, **kw):
+        out = real(pages, *args, **kw)
+        error = pa.array(["internal error in html_extract (please report it): boom", None], pa.string())
+        fields = {f.name: out.field(f.name) for f in out.type}
+        fields["error"] = error
+        fields["text"] = pc.if_else(pc.is_valid(error), pa.scalar(""), fields["text"])
+        return pa.StructArray.from_arrays(list(fields.values()), names=list(fields))
+
+    extract._kernel = one_panics
+    batch = pa.RecordBatch.from_pydict({"id": [1, 2], "body": [article_page(), article_page()]})
+    kept, rejected = run_operator(extract, batch)
+    assert kept.column("id").to_pylist() == [2]
+    assert rejected.column("id").to_pylist() == [1]
+    assert rejected.column("_reason").to_pylist() == ["html_extract:kernel_error"]
+    assert "boom" in rejected.column("_reason_detail")[0].as_py()
+    assert extract.metrics.counters["kernel_errors"] == 1

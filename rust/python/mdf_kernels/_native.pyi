@@ -460,7 +460,7 @@ def html_extract(
     pages: _ArrayLike,
     charsets: _ArrayLike | None = None,
     with_metadata: bool = False,
-    time_budget_ms: int = 2000,
+    max_bytes: int = 67108864,
 ) -> pa.StructArray:
     """Main text and title of every HTML page, one page per task on the kernel pool, without the GIL.
 
@@ -474,8 +474,12 @@ def html_extract(
     :param pages: string, large_string, binary or large_binary column of HTML.
     :param charsets: string column of HTTP charset labels, same length (null = none); ignored for string pages.
     :param with_metadata: also return ``canonical_url``, ``html_lang``, ``description`` and ``encoding``.
-    :param time_budget_ms: tokenizer time per page; a page still unread by then is extracted from what was read.
-    :returns: ``struct<text, title[, canonical_url, html_lang, description, encoding]>`` of strings: ``text`` is
-        the main content, paragraphs separated by blank lines (``""`` when the page has none), ``title`` the
-        ``<title>``; metadata fields are null when absent; the whole row is null where the page is null.
+    :param max_bytes: bytes of (decoded) HTML read per page; a longer page is extracted from its first
+        ``max_bytes`` bytes (cut at a character boundary) and flagged ``truncated``. A budget in bytes, not time,
+        so the output depends on the page alone.
+    :returns: ``struct<text, title, truncated, error[, canonical_url, html_lang, description, encoding]>``:
+        ``text`` is the main content, paragraphs separated by blank lines (``""`` when the page has none),
+        ``title`` the ``<title>``, ``truncated`` (bool) whether ``max_bytes`` cut the page, ``error`` null unless
+        extracting the page panicked (a bug; the message, and empty other fields); metadata fields are null when
+        absent; the whole row is null where the page is null.
     """

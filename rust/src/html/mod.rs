@@ -3,8 +3,11 @@
 //! `charset` picks the encoding and decodes to UTF-8; `dom` tokenizes with html5gum (a WHATWG tokenizer)
 //! into a light tree; `content` chooses the main content with Readability's rules and writes it out as
 //! paragraphs; `tags` (what each tag is) and `furniture` (what class, id, role and style words say) are the
-//! tables they read. Every step is linear in the page and iterative, so no page can recurse deep or run long; a
-//! per-page time budget bounds the tokenizer on pathological input.
+//! tables they read. Every step is linear in the page and iterative, so no page can recurse deep or run long
+//! (html5gum itself recursed once per quoted attribute: `rust/vendor/html5gum` is patched). A page longer than
+//! [`Options::max_bytes`] is extracted from its first `max_bytes` bytes and flagged `truncated`: a budget in
+//! bytes, not time, so the output depends on the page alone, never on how loaded the machine is. A panic (a bug)
+//! is caught per page and reported in that row's `error`, so one page can never take down the batch.
 
 pub mod charset;
 pub mod content;
@@ -15,10 +18,9 @@ pub mod tags;
 use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use arrow_array::{ArrayRef, StringArray, StructArray};
-use arrow_schema::{DataType, Field, Fields};
+use arrow_array::{ArrayRef, BooleanArray, StringArray, StructArray};
+use arrow_schema::{Field, Fields};
 use rayon::prelude::*;
 
 use crate::columns::{BytesColumn, BytesKind};
@@ -34,28 +36,31 @@ pub struct Extracted {
     pub description: String,
     /// Encoding the page was decoded from (`UTF-8` for string input).
     pub encoding: &'static str,
-    /// The time budget cut the page: `text` comes from the part read in time.
+    /// The page was longer than [`Options::max_bytes`]: `text` comes from its first `max_bytes` bytes.
     pub truncated: bool,
+    /// Not empty: extracting this page panicked (a bug) and this is the panic message; the other fields
+    /// are empty.
+    pub error: String,
 }
 
 /// Per-batch settings.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
-    /// Tokenizer time per page before the rest of the page is ignored (`None`: no limit).
-    pub time_budget: Option<Duration>,
+    /// Bytes of (decoded) HTML read per page; the rest of a longer page is ignored and the row flagged.
+    pub max_bytes: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            time_budget: Some(Duration::from_millis(DEFAULT_BUDGET_MS)),
+            max_bytes: DEFAULT_MAX_BYTES,
         }
     }
 }
 
-/// Default per-page time budget: far above a 10 MB page's cost (~0.2 s on one core), so it only cuts
-/// input that is pathological rather than large.
-pub const DEFAULT_BUDGET_MS: u64 = 2_000;
+/// Default per-page budget: 64 MiB, about 3 s of one core here, far above real pages (CommonCrawl cuts
+/// responses at 1 MiB), so it only cuts input that is pathological rather than large.
+pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
 
 fn utf8(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
@@ -69,15 +74,24 @@ pub fn extract(
     is_utf8: bool,
     opts: Options,
 ) -> Extracted {
-    let start = Instant::now();
     let (html, encoding): (Cow<'_, str>, &'static str) = if is_utf8 {
         (String::from_utf8_lossy(bytes), "UTF-8")
     } else {
         let (text, enc, _) = charset::decode(bytes, http_charset);
         (text, enc.name())
     };
-    let deadline = opts.time_budget.map(|b| start + b);
-    let doc = dom::parse(html.as_bytes(), deadline);
+    let truncated = html.len() > opts.max_bytes;
+    let read = if truncated {
+        // the last character boundary at or before max_bytes (`floor_char_boundary` needs Rust 1.91)
+        let cut = (0..=opts.max_bytes)
+            .rev()
+            .find(|&i| html.is_char_boundary(i))
+            .unwrap_or(0);
+        &html[..cut]
+    } else {
+        &html[..]
+    };
+    let doc = dom::parse(read.as_bytes());
     let text = content::main_text(&doc);
     Extracted {
         text,
@@ -86,13 +100,29 @@ pub fn extract(
         html_lang: utf8(doc.lang.trim_ascii().to_vec()),
         description: utf8(doc.description.trim_ascii().to_vec()),
         encoding,
-        truncated: doc.truncated,
+        truncated,
+        error: String::new(),
     }
 }
 
-/// [`extract`] that turns a panic (a bug) into an empty result instead of failing the batch.
+/// [`extract`] that turns a panic (a bug) into a row with only `error` set, instead of failing the batch.
 fn extract_guarded(bytes: &[u8], charset: Option<&str>, is_utf8: bool, opts: Options) -> Extracted {
-    catch_unwind(AssertUnwindSafe(|| extract(bytes, charset, is_utf8, opts))).unwrap_or_default()
+    guarded(|| extract(bytes, charset, is_utf8, opts))
+}
+
+/// Run one page's extraction; a panic becomes a row with only `error` set (the panic message).
+fn guarded(f: impl FnOnce() -> Extracted) -> Extracted {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic without a message".to_owned());
+        Extracted {
+            error: format!("internal error in html_extract (please report it): {msg}"),
+            ..Extracted::default()
+        }
+    })
 }
 
 /// Extract every row of `pages` (string or binary) on the current rayon pool, one page per task. `charsets`
@@ -127,8 +157,9 @@ pub fn extract_column(
         .collect())
 }
 
-/// The struct column the binding returns: `text`, `title`, and with `with_metadata` also `canonical_url`,
-/// `html_lang`, `description` (null when the page has none) and `encoding`. A null page gives a null row.
+/// The struct column the binding returns: `text`, `title`, `truncated` (bool), `error` (null unless the page's
+/// extraction panicked), and with `with_metadata` also `canonical_url`, `html_lang`, `description` (null when
+/// the page has none) and `encoding`. A null page gives a null row.
 pub fn to_struct(rows: &[Option<Extracted>], with_metadata: bool) -> ArrayRef {
     let col = |f: fn(&Extracted) -> &str, empty_is_null: bool| -> ArrayRef {
         Arc::new(StringArray::from_iter(rows.iter().map(|r| {
@@ -137,9 +168,14 @@ pub fn to_struct(rows: &[Option<Extracted>], with_metadata: bool) -> ArrayRef {
                 .filter(|s| !(empty_is_null && s.is_empty()))
         })))
     };
+    let truncated: ArrayRef = Arc::new(BooleanArray::from_iter(
+        rows.iter().map(|r| r.as_ref().map(|e| e.truncated)),
+    ));
     let mut cols: Vec<(&str, ArrayRef)> = vec![
         ("text", col(|e| &e.text, false)),
         ("title", col(|e| &e.title, false)),
+        ("truncated", truncated),
+        ("error", col(|e| &e.error, true)),
     ];
     if with_metadata {
         cols.push(("canonical_url", col(|e| &e.canonical_url, true)));
@@ -149,7 +185,7 @@ pub fn to_struct(rows: &[Option<Extracted>], with_metadata: bool) -> ArrayRef {
     }
     let fields: Fields = cols
         .iter()
-        .map(|(n, _)| Field::new(*n, DataType::Utf8, true))
+        .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
         .collect();
     let arrays = cols.into_iter().map(|(_, a)| a).collect();
     let nulls = crate::columns::nulls_from_valid(rows.iter().map(Option::is_some));
@@ -158,3 +194,5 @@ pub fn to_struct(rows: &[Option<Extracted>], with_metadata: bool) -> ArrayRef {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_hostile;

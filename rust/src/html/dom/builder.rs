@@ -5,7 +5,7 @@
 //! whitespace into the page's one text buffer.
 
 use super::attrs::{class_hash, Attrs};
-use super::{Doc, Node, ARTICLE_BODY, CLOCK_EVERY, HARD_JUNK, MAX_DEPTH, PRESENTATION, SOFT_JUNK};
+use super::{Doc, Node, ARTICLE_BODY, HARD_JUNK, MAX_DEPTH, PRESENTATION, SOFT_JUNK};
 use crate::html::furniture::{class_words, role_is_boilerplate, style_hides};
 use crate::html::tags::{tag_of, Tag, TAG_COUNT};
 
@@ -28,8 +28,6 @@ pub(super) struct Builder {
     pub(super) attr_name: Vec<u8>,
     pub(super) attr_value: Vec<u8>,
     pub(super) attrs: Attrs,
-    events: u32,
-    pub(super) tick: bool,
 }
 
 /// Append `src` to `dst` with runs of whitespace collapsed to one space (`keep_lines`: newlines kept).
@@ -72,8 +70,6 @@ impl Builder {
             attr_name: Vec::new(),
             attr_value: Vec::new(),
             attrs: Attrs::default(),
-            events: 0,
-            tick: false,
         };
         b.doc.nodes.reserve(cap / 40);
         b.doc.text.reserve(cap / 4);
@@ -284,13 +280,6 @@ impl Builder {
             a: start as u32,
             b: end,
         });
-    }
-
-    pub(super) fn count_event(&mut self) {
-        self.events += 1;
-        if self.events.is_multiple_of(CLOCK_EVERY) {
-            self.tick = true;
-        }
     }
 
     pub(super) fn take_doc(&mut self) -> Doc {

@@ -7,7 +7,7 @@ use super::builder::Builder;
 /// The builder is html5gum's emitter: tokens go straight into the tree, no token objects, no parse-error
 /// reporting (its per-byte validation is a large share of tokenizing time and the extractor ignores errors).
 impl Emitter for &mut Builder {
-    /// A unit every `CLOCK_EVERY` events, so [`parse`](super::parse) can look at the clock.
+    /// No tokens: everything goes into the tree as it is read.
     type Token = ();
 
     fn set_last_start_tag(&mut self, last_start_tag: Option<&[u8]>) {
@@ -25,11 +25,10 @@ impl Emitter for &mut Builder {
     }
 
     fn pop_token(&mut self) -> Option<()> {
-        std::mem::take(&mut self.tick).then_some(())
+        None
     }
 
     fn emit_string(&mut self, c: &[u8]) {
-        self.count_event();
         self.string(c);
     }
 
@@ -51,7 +50,6 @@ impl Emitter for &mut Builder {
     fn init_comment(&mut self) {}
 
     fn emit_current_tag(&mut self) -> Option<State> {
-        self.count_event();
         if self.is_end_tag {
             self.attr_name.clear();
             let name = std::mem::take(&mut self.tag);

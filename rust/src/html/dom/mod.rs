@@ -10,8 +10,6 @@
 //! This module holds the tree's types and [`parse`]; `builder` is the tree construction, `attrs` keeps the
 //! attributes it reads, and `emitter` plugs the builder into html5gum's tokenizer.
 
-use std::time::Instant;
-
 use html5gum::Tokenizer;
 
 mod attrs;
@@ -23,8 +21,6 @@ use builder::Builder;
 
 /// Open elements kept at most; deeper tags are flattened into the deepest one.
 pub const MAX_DEPTH: usize = 512;
-/// Tags and text runs between two looks at the clock.
-const CLOCK_EVERY: u32 = 4096;
 
 /// Removed in every pass: tag, ARIA role or inline style says page furniture or hidden.
 pub const HARD_JUNK: u8 = 1;
@@ -59,8 +55,6 @@ pub struct Doc {
     pub lang: Vec<u8>,
     pub canonical: Vec<u8>,
     pub description: Vec<u8>,
-    /// The time budget ran out: the tree holds the page up to that point.
-    pub truncated: bool,
 }
 
 impl Doc {
@@ -69,17 +63,9 @@ impl Doc {
     }
 }
 
-/// Parse `html` (UTF-8, invalid bytes tolerated) into a [`Doc`], giving up at `deadline`.
-pub fn parse(html: &[u8], deadline: Option<Instant>) -> Doc {
+/// Parse `html` (UTF-8, invalid bytes tolerated) into a [`Doc`].
+pub fn parse(html: &[u8]) -> Doc {
     let mut builder = Builder::new(html.len());
-    let mut truncated = false;
-    for _ in Tokenizer::new_with_emitter(html, &mut builder) {
-        if deadline.is_some_and(|d| Instant::now() > d) {
-            truncated = true;
-            break;
-        }
-    }
-    let mut doc = builder.take_doc();
-    doc.truncated = truncated;
-    doc
+    for _ in Tokenizer::new_with_emitter(html, &mut builder) {}
+    builder.take_doc()
 }

@@ -6,6 +6,12 @@ ARIA role, class/id words, hidden styles and link density, and keeps the best-sc
 sibling paragraphs (Mozilla Readability's rules). It runs on all kernel threads (``MDF_NUM_THREADS``) without
 the GIL. A page without main text gets an empty ``text``, so a later ``text_length_filter`` drops it with its
 reason; a null page gets null columns.
+
+Deterministic: a page longer than ``max_bytes`` is extracted from its first ``max_bytes`` bytes (a budget in
+bytes, not time, so the output never depends on machine load); such pages are counted (``pages_truncated``)
+and, with ``truncated_column``, flagged per row. A page whose extraction panics in the kernel (a bug) is one
+rejected row, ``html_extract:kernel_error`` (the panic message in ``_reason_detail``, the rows counted in
+``kernel_errors``); the batch goes on.
 """
 
 from __future__ import annotations
@@ -13,9 +19,10 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import Field
 
-from mdf import MissingDependencyError, OperatorError, Params, Refiner
+from mdf import REASON, REASON_DETAIL, MissingDependencyError, OperatorError, Params, Refiner
 
 KERNEL = "html_extract"
 INSTALL = "pip install ./rust (mdf-kernels, from the mdf repository)"
@@ -58,8 +65,11 @@ class HtmlExtract(Refiner):
         with_metadata: bool = Field(
             False, description="also write canonical_url, html_lang, description and encoding (null when absent)"
         )
-        time_budget_ms: int = Field(
-            2000, gt=0, description="tokenizer time per page; a slower page is extracted from the part read"
+        max_bytes: int = Field(
+            64 << 20, gt=0, description="bytes of HTML read per page; a longer page is extracted from its start"
+        )
+        truncated_column: str | None = Field(
+            None, description="bool column written true where max_bytes cut the page (none = only counted)"
         )
 
     @classmethod
@@ -89,8 +99,18 @@ class HtmlExtract(Refiner):
         strings = (pa.types.is_string, pa.types.is_large_string)
         pages = self._column(batch, p.column, "column", (*strings, pa.types.is_binary, pa.types.is_large_binary))
         charsets = self._column(batch, p.charset_column, "charset_column", strings) if p.charset_column else None
-        out = self._kernel(pages, charsets, with_metadata=p.with_metadata, time_budget_ms=p.time_budget_ms)
+        out = self._kernel(pages, charsets, with_metadata=p.with_metadata, max_bytes=p.max_bytes)
+        truncated = out.field("truncated")
+        self.metrics.count("pages_truncated", pc.sum(truncated).as_py() or 0)
         columns = {p.text_column: out.field("text"), p.title_column: out.field("title")}
+        if p.truncated_column:
+            columns[p.truncated_column] = pc.fill_null(truncated, False)
         if p.with_metadata:
             columns.update({name: out.field(name) for name in METADATA_COLUMNS})
+        errors = out.field("error")
+        if errors.null_count < len(errors):  # a kernel panic on some page: reject that row, keep the batch going
+            self.metrics.count("kernel_errors", len(errors) - errors.null_count)
+            reason = pc.if_else(pc.is_valid(errors), pa.scalar("kernel_error"), pa.scalar(None, pa.string()))
+            columns[REASON] = reason
+            columns[REASON_DETAIL] = errors
         return with_columns(batch, columns)
