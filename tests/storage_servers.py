@@ -145,8 +145,8 @@ class SeaweedS3:
         if self.proc is None or self.proc.poll() is not None:
             return
         os.killpg(self.proc.pid, 15)
-        try:
-            self.proc.wait(timeout=15)
+        try:  # weed 4.48 took > 10 s to stop on SIGTERM or SIGINT here; its data is a temp folder: kill it
+            self.proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, 9)
             self.proc.wait(timeout=15)
@@ -408,9 +408,16 @@ if pytest is not None:
         return name
 
     @pytest.fixture
-    def fault_proxy(seaweed: SeaweedS3):
-        """A :class:`FaultProxy` in front of the session's server with no faults yet (a test sets its rates)."""
+    def make_proxy(seaweed: SeaweedS3):
+        """``make_proxy(slowdown=.., reset=.., slow=..)``: a :class:`FaultProxy` in front of the session's
+        server, stopped after the test."""
         assert seaweed.endpoint is not None
-        proxy = FaultProxy(seaweed.endpoint.url)
-        yield proxy
-        proxy.stop()
+        made: list[FaultProxy] = []
+
+        def make(**faults: float) -> FaultProxy:
+            made.append(FaultProxy(seaweed.endpoint.url, **faults))  # type: ignore[union-attr, arg-type]
+            return made[-1]
+
+        yield make
+        for proxy in made:
+            proxy.stop()

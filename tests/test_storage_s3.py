@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -10,9 +11,11 @@ import pytest
 
 from mdf.errors import MdfError
 from mdf.storage import ObjectNotFound, S3Settings, Storage, StorageError, StorageSettings
-from tests.storage_servers import FaultProxy, SeaweedS3, free_ports
 
-pytest_plugins = ["tests.storage_servers"]  # the seaweed, bucket and fault_proxy fixtures
+if TYPE_CHECKING:
+    from tests.storage_servers import SeaweedS3
+
+pytest_plugins = ["tests.storage_servers"]  # the seaweed, bucket and make_proxy fixtures
 
 
 def s3_storage(server: SeaweedS3, endpoint: str | None = None, attempts: int = 8) -> Storage:
@@ -64,28 +67,26 @@ def test_endpoint_and_keys_from_the_standard_variables(seaweed: SeaweedS3, bucke
     assert st.read_bytes(f"s3://{bucket}/x") == b"env"
 
 
-def test_parquet_reads_footer_and_one_row_group_by_range(seaweed: SeaweedS3, bucket: str, tmp_path) -> None:
+def test_parquet_reads_footer_and_one_row_group_by_range(seaweed: SeaweedS3, bucket: str, tmp_path, make_proxy) -> None:
     local = str(tmp_path / "t.parquet")
     table = _parquet(local)
     size = os.path.getsize(local)
     st = s3_storage(seaweed)
     url = f"s3://{bucket}/t.parquet"
     st.put_file(local, url)
-    proxy = FaultProxy(seaweed.endpoint.url)  # type: ignore[union-attr]
-    try:
-        pf = pq.ParquetFile(s3_storage(seaweed, proxy.url).open_random(url))
-        assert pf.metadata.num_row_groups == 8
-        assert pf.read_row_group(5).equals(table.slice(25_000, 5_000))
-        assert proxy.bytes_out < size / 3, (proxy.bytes_out, size)  # footer + one group, not the file
-    finally:
-        proxy.stop()
+    proxy = make_proxy()
+    pf = pq.ParquetFile(s3_storage(seaweed, proxy.url).open_random(url))
+    assert pf.metadata.num_row_groups == 8
+    assert pf.read_row_group(5).equals(table.slice(25_000, 5_000))
+    assert proxy.bytes_out < size / 3, (proxy.bytes_out, size)  # footer + one group, not the file
     assert pq.read_table(st.open_random(url)).equals(table)
 
 
-def test_streamed_read_holds_one_block(seaweed: SeaweedS3, bucket: str, fault_proxy: FaultProxy) -> None:
+def test_streamed_read_holds_one_block(seaweed: SeaweedS3, bucket: str, make_proxy) -> None:
     """A large object is read in ranged blocks of the stream's size, never fetched whole."""
     data = os.urandom(12 << 20)
     s3_storage(seaweed).write_bytes(f"s3://{bucket}/big.bin", data)  # multipart (pyarrow: parts of 10 MB)
+    fault_proxy = make_proxy()
     st = s3_storage(seaweed, fault_proxy.url)
     out = bytearray()
     with st.open_input(f"s3://{bucket}/big.bin", block_size=1 << 20) as f:
@@ -95,7 +96,9 @@ def test_streamed_read_holds_one_block(seaweed: SeaweedS3, bucket: str, fault_pr
     assert fault_proxy.max_body <= 1 << 20
 
 
-def test_faults_every_read_and_write_completes_with_the_same_bytes(seaweed: SeaweedS3, bucket: str, tmp_path) -> None:
+def test_faults_every_read_and_write_completes_with_the_same_bytes(
+    seaweed: SeaweedS3, bucket: str, tmp_path, make_proxy
+) -> None:
     """20 % of requests answered 503 SlowDown and 2 % of responses cut by a TCP reset mid-body: every read
     returns the object's bytes, every write lands whole. Fails with our retries off (seen: 'write failed after
     1 tries: ... SLOW_DOWN during UploadPart') and with the resuming reader's retries off (seen: 'read at byte
@@ -103,31 +106,25 @@ def test_faults_every_read_and_write_completes_with_the_same_bytes(seaweed: Seaw
     local = str(tmp_path / "t.parquet")
     table = _parquet(local, rows=20_000, groups=4)
     blobs = {f"s3://{bucket}/blob{i}.bin": os.urandom((3 << 20) + i * 777) for i in range(4)}
-    proxy = FaultProxy(seaweed.endpoint.url, slowdown=0.20, reset=0.02, slow=0.02, seed=7)  # type: ignore[union-attr]
-    try:
-        st = s3_storage(seaweed, proxy.url)
+    proxy = make_proxy(slowdown=0.20, reset=0.02, slow=0.02, seed=7)
+    st = s3_storage(seaweed, proxy.url)
+    for url, data in blobs.items():
+        st.write_bytes(url, data)
+    st.put_file(local, f"s3://{bucket}/t.parquet")
+    for _ in range(2):
         for url, data in blobs.items():
-            st.write_bytes(url, data)
-        st.put_file(local, f"s3://{bucket}/t.parquet")
-        for _ in range(3):
-            for url, data in blobs.items():
-                with st.open_input(url, block_size=256 << 10) as f:
-                    assert f.read() == data, url
-            assert pq.read_table(st.open_random(f"s3://{bucket}/t.parquet")).equals(table)
-        assert [o.url for o in st.expand([f"s3://{bucket}/*.bin"])] == sorted(blobs)
-    finally:
-        proxy.stop()
+            with st.open_input(url, block_size=256 << 10) as f:
+                assert f.read() == data, url
+        assert pq.read_table(st.open_random(f"s3://{bucket}/t.parquet")).equals(table)
+    assert [o.url for o in st.expand([f"s3://{bucket}/*.bin"])] == sorted(blobs)
     assert proxy.counts["slowdown"] > 20 and proxy.counts["reset"] > 0, proxy.counts
 
 
-def test_last_retry_is_one_line_naming_the_object(seaweed: SeaweedS3, bucket: str) -> None:
+def test_last_retry_is_one_line_naming_the_object(seaweed: SeaweedS3, bucket: str, make_proxy) -> None:
     s3_storage(seaweed).write_bytes(f"s3://{bucket}/k", b"x")
-    proxy = FaultProxy(seaweed.endpoint.url, slowdown=1.0)  # type: ignore[union-attr]
-    try:
-        with pytest.raises(StorageError) as err:
-            s3_storage(seaweed, proxy.url, attempts=3).read_bytes(f"s3://{bucket}/k")
-    finally:
-        proxy.stop()
+    proxy = make_proxy(slowdown=1.0)
+    with pytest.raises(StorageError) as err:
+        s3_storage(seaweed, proxy.url, attempts=3).read_bytes(f"s3://{bucket}/k")
     msg = str(err.value)
     assert msg.startswith(f"s3://{bucket}/k: ") and "after 3 tries" in msg and "\n" not in msg, msg
     assert isinstance(err.value, MdfError)
@@ -146,6 +143,8 @@ def test_missing_things_exit_2_naming_the_url(seaweed: SeaweedS3, bucket: str) -
 
 
 def test_wrong_endpoint_and_wrong_secret_say_so_without_the_secret(seaweed: SeaweedS3, bucket: str) -> None:
+    from tests.storage_servers import free_ports
+
     (port,) = free_ports(1)
     with pytest.raises(StorageError) as err:
         s3_storage(seaweed, f"http://127.0.0.1:{port}", attempts=2).info(f"s3://{bucket}/k")

@@ -23,6 +23,7 @@ endpoint variables as everything else, so nothing is hand-signed here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -198,15 +199,10 @@ class S3Lock:
             self._thread.join(timeout=10)
         if self.etag is None or self.lost:
             return
-        try:
-            call(
-                lambda: self.client.delete_object(Bucket=self.bucket, Key=self.key, IfMatch=self.etag),
-                self.url,
-                "release lock",
-                self.policy,
-            )
-        except StorageError:
-            pass  # not ours any more (412) or already gone: nothing to release
+        etag = self.etag
+        with contextlib.suppress(StorageError):  # not ours any more (412) or already gone: nothing to release
+            call(lambda: self.client.delete_object(Bucket=self.bucket, Key=self.key, IfMatch=etag), self.url,
+                 "release lock", self.policy)  # fmt: skip
         self.etag = None
 
     def __enter__(self) -> S3Lock:

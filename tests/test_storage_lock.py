@@ -1,0 +1,109 @@
+"""The output lock on S3 (a conditional PUT) and the publish protocol, against a real SeaweedFS."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+from mdf.storage import LockHeld, S3Settings, Storage, StorageSettings
+from mdf.storage.lock import S3Lock
+from mdf.storage.publish import INTENT, SUCCESS, committed, publish, roll_forward, staging_prefix
+
+if TYPE_CHECKING:
+    from tests.storage_servers import SeaweedS3
+
+pytest_plugins = ["tests.storage_servers"]
+
+
+def _settings(server: SeaweedS3) -> StorageSettings:
+    ep = server.endpoint
+    assert ep is not None
+    return StorageSettings(
+        s3=S3Settings(endpoint_url=ep.url, access_key_id=ep.access_key, secret_access_key=ep.secret_key)
+    )
+
+
+def test_second_holder_is_refused_naming_the_first(seaweed: SeaweedS3, bucket: str) -> None:
+    """Fails when the lock is a plain PUT (seen: the second run took the lock, no LockHeld)."""
+    url = f"s3://{bucket}/out/_mdf/lock"
+    first = S3Lock(url, {"run_id": "run-one"}, ttl_s=30, settings=_settings(seaweed)).acquire()
+    try:
+        with pytest.raises(LockHeld) as err:
+            S3Lock(url, {"run_id": "run-two"}, ttl_s=30, settings=_settings(seaweed)).acquire()
+        msg = str(err.value)
+        assert msg.startswith(url) and "run_id run-one" in msg and f"pid {first.holder['pid']}" in msg, msg
+        assert err.value.exit_code == 2 and "\n" not in msg
+    finally:
+        first.release()
+    # released: the next run takes it
+    S3Lock(url, {"run_id": "run-three"}, settings=_settings(seaweed)).acquire().release()
+
+
+def test_renewal_keeps_a_live_lock_and_a_stale_one_is_taken_over(seaweed: SeaweedS3, bucket: str) -> None:
+    """A lock renewed every ttl/3 stays held past its ttl; one left by a killed run (no renewal) is taken over
+    after ttl by the server's clock, and the old holder learns it lost the lock. Fails without the takeover
+    (seen: LockHeld 'renewed 6 s ago') and without renewal (seen: the live lock was taken over)."""
+    url = f"s3://{bucket}/out/_mdf/lock"
+    live = S3Lock(url, {"run_id": "live"}, ttl_s=3, settings=_settings(seaweed)).acquire()
+    time.sleep(4.5)
+    with pytest.raises(LockHeld, match="run_id live"):
+        S3Lock(url, {"run_id": "other"}, ttl_s=3, settings=_settings(seaweed)).acquire()
+    live._stop.set()  # the run is killed: nothing renews the lock any more
+    live._thread.join()  # type: ignore[union-attr]
+    time.sleep(5)
+    taker = S3Lock(url, {"run_id": "taker"}, ttl_s=3, settings=_settings(seaweed)).acquire()
+    try:
+        live.renew()
+        assert live.lost and "run_id taker" in live.lost
+        with pytest.raises(LockHeld, match="lock was lost"):
+            live.check()
+        taker.check()
+        live.release()  # must not delete the taker's lock
+        assert taker.read()["token"] == taker.token  # type: ignore[index]
+    finally:
+        taker.release()
+    assert taker.read() is None
+
+
+def _part(path: str, ids: list[int]) -> None:
+    pq.write_table(pa.table({"id": pa.array(ids, pa.int64())}), path)
+
+
+def test_publish_replaces_the_old_run_and_commits_success(seaweed: SeaweedS3, bucket: str, tmp_path) -> None:
+    st = Storage(_settings(seaweed))
+    out = f"s3://{bucket}/out"
+    for name, ids in (("a.parquet", [1, 2]), ("old-only.parquet", [3])):  # an earlier run's output
+        _part(str(tmp_path / name), ids)
+        st.put_file(str(tmp_path / name), f"{out}/{name}")
+    staging = staging_prefix(out, "run-2")
+    for name, ids in (("a.parquet", [10, 11]), ("b.parquet", [12])):
+        _part(str(tmp_path / name), ids)
+        st.put_file(str(tmp_path / name), f"{staging}/{name}")
+    # while staged, the output still reads as the old run: staging is under _mdf/, which readers skip
+    fs, path = st.resolve(out)
+    assert sorted(ds.dataset(path, filesystem=fs, format="parquet").to_table()["id"].to_pylist()) == [1, 2, 3]
+    manifest = publish(st, out, "run-2")
+    assert [f["name"] for f in manifest["files"]] == ["a.parquet", "b.parquet"]
+    assert [o.url for o in st.list(out)] == [f"{out}/a.parquet", f"{out}/b.parquet"]
+    assert committed(st, out) == [f"{out}/a.parquet", f"{out}/b.parquet"]
+    assert sorted(ds.dataset(path, filesystem=fs, format="parquet").to_table()["id"].to_pylist()) == [10, 11, 12]
+    assert st.list(staging, hidden=True) == [] and not st.exists(f"{out}/_mdf/{INTENT}")
+
+
+def test_a_publish_cut_short_is_rolled_forward(seaweed: SeaweedS3, bucket: str, tmp_path) -> None:
+    """A run killed after writing its intent (and before ``_SUCCESS``) is finished by the next one."""
+    st = Storage(_settings(seaweed))
+    out = f"s3://{bucket}/out"
+    staging = staging_prefix(out, "run-k")
+    _part(str(tmp_path / "p.parquet"), [7])
+    st.put_file(str(tmp_path / "p.parquet"), f"{staging}/p.parquet")
+    st.write_bytes(f"{out}/_mdf/{INTENT}", json.dumps({"run_id": "run-k", "names": ["p.parquet"]}).encode())
+    assert committed(st, out) is None and roll_forward(Storage(_settings(seaweed)), out) is not None
+    assert committed(st, out) == [f"{out}/p.parquet"] and st.exists(f"{out}/{SUCCESS}")
+    assert roll_forward(st, out) is None
