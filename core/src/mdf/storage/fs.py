@@ -211,7 +211,7 @@ class Storage:
             return
 
         def attempt() -> None:
-            with fs.open_output_stream(path) as out:
+            with fs.open_output_stream(path, compression=None) as out:  # "detect" would gzip a .gz again
                 fill(out)
 
         call(attempt, url, "write", self.policy)
