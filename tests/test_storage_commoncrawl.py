@@ -16,7 +16,7 @@ from mdf.storage.commoncrawl import commoncrawl_urls, parse_listing
 if TYPE_CHECKING:
     from tests.storage_servers import RangeServer, SeaweedS3
 
-pytest_plugins = ["tests.storage_servers"]
+pytest_plugins = ["tests.storage_fixtures"]
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "warc"
 PREFIX = "crawl-data/CC-MAIN-2020-34/segments/1596439735792.85/warc"

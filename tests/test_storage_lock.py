@@ -18,7 +18,7 @@ from mdf.storage.publish import INTENT, SUCCESS, committed, publish, roll_forwar
 if TYPE_CHECKING:
     from tests.storage_servers import SeaweedS3
 
-pytest_plugins = ["tests.storage_servers"]
+pytest_plugins = ["tests.storage_fixtures"]
 
 
 def _settings(server: SeaweedS3) -> StorageSettings:

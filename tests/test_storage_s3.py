@@ -15,7 +15,7 @@ from mdf.storage import ObjectNotFound, S3Settings, Storage, StorageError, Stora
 if TYPE_CHECKING:
     from tests.storage_servers import SeaweedS3
 
-pytest_plugins = ["tests.storage_servers"]  # the seaweed, bucket and make_proxy fixtures
+pytest_plugins = ["tests.storage_fixtures"]  # the seaweed, bucket and make_proxy fixtures
 
 
 def s3_storage(server: SeaweedS3, endpoint: str | None = None, attempts: int = 8) -> Storage:

@@ -56,6 +56,10 @@ class Storage:
         self._fs: dict[str, pafs.FileSystem] = {}
         self._lock = threading.Lock()
 
+    def __reduce__(self) -> tuple[type[Storage], tuple[StorageSettings]]:
+        """Pickled as its settings (file systems and locks are rebuilt): a Ray task or actor can take one."""
+        return (Storage, (self.settings,))
+
     # -- resolution -------------------------------------------------------------------------------------------
     def resolve(self, url: str) -> tuple[pafs.FileSystem, str]:
         """``(file system, path in it)`` for ``url``."""
