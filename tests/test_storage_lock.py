@@ -107,3 +107,32 @@ def test_a_publish_cut_short_is_rolled_forward(seaweed: SeaweedS3, bucket: str, 
     assert committed(st, out) is None and roll_forward(Storage(_settings(seaweed)), out) is not None
     assert committed(st, out) == [f"{out}/p.parquet"] and st.exists(f"{out}/{SUCCESS}")
     assert roll_forward(st, out) is None
+
+
+def test_lock_and_publish_through_throttling(seaweed: SeaweedS3, bucket: str, tmp_path, make_proxy) -> None:
+    """Take, renew, refuse, release and publish with 30 % of requests answered 503 SlowDown: each step
+    retries instead of failing the run (or refusing a run because of its own lock). Fails with the lock's
+    retries off (seen: "this run's lock was lost (could not be renewed: ... SlowDown ...)")."""
+    proxy = make_proxy(slowdown=0.3, seed=11)
+    ep = seaweed.endpoint
+    assert ep is not None
+    settings = StorageSettings(
+        s3=S3Settings(endpoint_url=proxy.url, access_key_id=ep.access_key, secret_access_key=ep.secret_key)
+    )
+    url = f"s3://{bucket}/out/_mdf/lock"
+    for i in range(5):
+        lock = S3Lock(url, {"run_id": f"r{i}"}, ttl_s=30, settings=settings).acquire()
+        lock.renew()
+        lock.check()
+        with pytest.raises(LockHeld, match=f"run_id r{i}"):
+            S3Lock(url, {"run_id": "other"}, ttl_s=30, settings=settings).acquire()
+        lock.release()
+    st = Storage(settings)
+    _part(str(tmp_path / "p.parquet"), [1, 2, 3])
+    for name in ("a.parquet", "b.parquet", "c.parquet"):
+        st.put_file(str(tmp_path / "p.parquet"), f"{staging_prefix(f's3://{bucket}/out', 'run')}/{name}")
+    publish(st, f"s3://{bucket}/out", "run")
+    assert committed(st, f"s3://{bucket}/out") == [
+        f"s3://{bucket}/out/{n}" for n in ("a.parquet", "b.parquet", "c.parquet")
+    ]
+    assert proxy.counts["slowdown"] > 10, proxy.counts

@@ -181,7 +181,7 @@ class S3Lock:
             now = self.read()
             self.lost = f"taken over by {_describe(now)}" if now else "deleted by someone else"
         except StorageError as exc:  # the server unreachable for a whole retry budget: say so at check()
-            self.lost = f"could not be renewed: {exc}"
+            self.lost = f"could not be renewed: {str(exc).removeprefix(self.url + ': ')}"
 
     def _renew_loop(self) -> None:
         while not self._stop.wait(self.ttl_s / 3):
