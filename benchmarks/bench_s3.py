@@ -15,10 +15,12 @@ then, best of ``--repeat`` runs interleaved, wall seconds:
 Run: python benchmarks/bench_s3.py [--mb 100] [--objects 500] [--repeat 3]
 Quote ratios (each vs pyarrow.fs or vs local in the same run), never the absolute times alone.
 
-Measured 2026-12-04, 2 shared cores at load ~15, ``--mb 100 --objects 500 --repeat 3`` (speed vs pyarrow.fs):
-list: s3fs 0.11x, mdf 0.49x (pyarrow + sorting and URL objects); stream: s3fs 0.84x, mdf 0.74x (one 8 MiB
-ranged GET at a time, no read-ahead), local 11.6x; Parquet read: s3fs 0.57x, mdf 1.56x, local 9.5x; write:
-s3fs 0.62x, mdf 1.00x, local (page cache) 17x.
+Measured 2026-12-04 on 2 shared cores, ``--mb 100 --objects 500 --repeat 3``, speed vs pyarrow.fs, three runs
+(load 15, 10, 10; the spread is the machine's noise): list: s3fs 0.11x/0.11x/0.08x, mdf 0.49x/0.68x/0.32x
+(pyarrow + URL objects and sorting); stream: s3fs 0.84x/1.06x/0.98x, mdf 0.74x/0.78x/0.81x (Python copies per
+8 MiB block; the last two runs with read-ahead); Parquet read: s3fs 0.57x/0.56x/0.46x, mdf 1.56x/0.95x/0.69x;
+write: s3fs 0.62x/0.69x/0.78x, mdf 1.00x/0.86x/1.71x. Local disk (page cache) vs S3 on loopback: stream
+12-23x, Parquet 2.7-9.5x, write 17-47x.
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ def test_lock_and_publish_through_throttling(seaweed: SeaweedS3, bucket: str, tm
         s3=S3Settings(endpoint_url=proxy.url, access_key_id=ep.access_key, secret_access_key=ep.secret_key)
     )
     url = f"s3://{bucket}/out/_mdf/lock"
-    for i in range(5):
+    for i in range(3):
         lock = S3Lock(url, {"run_id": f"r{i}"}, ttl_s=30, settings=settings).acquire()
         lock.renew()
         lock.check()

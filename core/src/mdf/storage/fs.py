@@ -165,11 +165,12 @@ class Storage:
 
     # -- reading ----------------------------------------------------------------------------------------------
     def open_input(self, url: str, block_size: int = STREAM_BLOCK, size: int | None = None) -> io.BufferedReader:
-        """A streamed, seekable binary reader holding at most ``block_size`` bytes: each block is one ranged
-        request, resumed at the right byte when the connection breaks. Local files are opened directly."""
+        """A streamed, seekable binary reader holding at most three blocks (the buffer, the block read, the next
+        one fetched in the background): each block is one ranged request, resumed at the right byte when the
+        connection breaks. Local files are opened directly."""
         if not urls.is_remote(url):
             return open(urls.strip_scheme(url), "rb", buffering=block_size)
-        return io.BufferedReader(self._resuming(url, size, block_size), buffer_size=block_size)
+        return io.BufferedReader(self._resuming(url, size, block_size, prefetch=True), buffer_size=block_size)
 
     def open_random(self, url: str, size: int | None = None) -> pa.NativeFile:
         """A random-access file for pyarrow (Parquet reads its footer, then each row group's byte range)."""
@@ -177,10 +178,12 @@ class Storage:
             return pa.OSFile(urls.strip_scheme(url), "rb")
         return pa.PythonFile(self._resuming(url, size), mode="r")
 
-    def _resuming(self, url: str, size: int | None, block: int = STREAM_BLOCK) -> ResumingReader:
+    def _resuming(
+        self, url: str, size: int | None, block: int = STREAM_BLOCK, prefetch: bool = False
+    ) -> ResumingReader:
         fs, path = self.resolve(url)
         size = self.info(url).size if size is None else size
-        return ResumingReader(url, lambda: fs.open_input_file(path), size, self.policy, block)
+        return ResumingReader(url, lambda: fs.open_input_file(path), size, self.policy, block, prefetch)
 
     def read_bytes(self, url: str) -> bytes:
         with self.open_input(url) as f:

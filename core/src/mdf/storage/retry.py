@@ -19,8 +19,10 @@ from __future__ import annotations
 import contextlib
 import io
 import random
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -154,18 +156,33 @@ def call(
 class ResumingReader(io.RawIOBase):
     """A seekable raw stream over ``open_file()`` (a pyarrow random-access file) of known ``size``.
 
-    Each :meth:`readinto` is one ranged read; a transient failure or a short body reopens the file and asks
-    for the rest from the first missing byte. Wrap in :class:`io.BufferedReader` for streaming (the buffer
-    size is the request size) or in :class:`pyarrow.PythonFile` for Parquet."""
+    Each :meth:`readinto` is one ranged read; a transient failure or a short body is retried, asking for the
+    rest from the first missing byte. Wrap in :class:`io.BufferedReader` for streaming or in
+    :class:`pyarrow.PythonFile` for Parquet.
+
+    :param prefetch: for sequential streams: reads go by ``block``-sized chunks and the next chunk is fetched
+        on a background thread while the caller works on this one (two blocks in memory at most), so the
+        network time overlaps the parsing instead of adding to it."""
 
     def __init__(
-        self, url: str, open_file: Callable[[], Any], size: int, policy: RetryPolicy, block: int = 8 << 20
+        self,
+        url: str,
+        open_file: Callable[[], Any],
+        size: int,
+        policy: RetryPolicy,
+        block: int = 8 << 20,
+        prefetch: bool = False,
     ) -> None:
         super().__init__()
         self.url, self._open_file, self.size, self.policy, self.block = url, open_file, size, policy, block
         self._file: Any = None
+        self._open_lock = threading.Lock()
         self._pos = 0
         self.retries = 0  # how many reads were retried (for tests and logs)
+        self.prefetch = prefetch
+        self._chunk: tuple[int, bytes] | None = None
+        self._ahead: tuple[int, Future[bytes]] | None = None
+        self._pool: ThreadPoolExecutor | None = None
 
     def readable(self) -> bool:
         return True
@@ -186,6 +203,13 @@ class ResumingReader(io.RawIOBase):
         want = min(len(view), self.size - self._pos)
         if want <= 0:
             return 0
+        if self.prefetch:
+            start, chunk = self._chunk_at(self._pos)
+            off = self._pos - start
+            n = min(want, len(chunk) - off)
+            view[:n] = memoryview(chunk)[off : off + n]  # a memoryview slice: no copy before the one into view
+            self._pos += n
+            return n
         got = 0
         while got < want:
             piece = self._read_at(self._pos + got, want - got)
@@ -194,14 +218,46 @@ class ResumingReader(io.RawIOBase):
         self._pos += got
         return got
 
+    def _chunk_at(self, pos: int) -> tuple[int, bytes]:
+        """The block holding ``pos``: the current one, the prefetched one, or fetched now; then the next is
+        started in the background."""
+        if self._chunk is not None and self._chunk[0] <= pos < self._chunk[0] + len(self._chunk[1]):
+            return self._chunk
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == pos:
+            self._chunk = (pos, ahead[1].result())  # a failure was retried there; its final error raises here
+        else:
+            if ahead is not None:
+                ahead[1].cancel()
+            self._chunk = (pos, self._fetch(pos))
+        nxt = pos + len(self._chunk[1])
+        if nxt < self.size:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="mdf-prefetch")
+            self._ahead = (nxt, self._pool.submit(self._fetch, nxt))
+        return self._chunk
+
+    def _fetch(self, pos: int) -> bytes:
+        n = min(self.block, self.size - pos)
+        first = self._read_at(pos, n)
+        if len(first) == n:  # the usual case: the whole block in one response, kept without a copy
+            return first
+        out = bytearray(first)
+        while len(out) < n:
+            out += self._read_at(pos + len(out), n - len(out))
+        return bytes(out)
+
     def _read_at(self, offset: int, n: int) -> bytes:
         def attempt() -> bytes:
-            if self._file is None:
-                self._file = self._open_file()
+            with self._open_lock:  # the prefetch thread and the caller may both read (read_at is thread-safe)
+                if self._file is None:
+                    self._file = self._open_file()
             data = self._file.read_at(n, offset)
             if not data:  # nothing at all where the object's size says there are bytes: a cut body
                 raise ShortRead(f"short read: 0 of {n} bytes at offset {offset}")
-            return bytes(data)  # a shorter piece is kept; the loop in readinto asks for the rest
+            return (
+                data if isinstance(data, bytes) else bytes(data)
+            )  # a shorter piece is kept; the caller asks for the rest
 
         def count(exc: BaseException) -> None:
             self.retries += 1  # the file is kept: each read_at is its own request, nothing of the last one stays
@@ -223,5 +279,9 @@ class ResumingReader(io.RawIOBase):
             self._file = None
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self._chunk = self._ahead = None
         self._drop()
         super().close()
