@@ -45,6 +45,7 @@ def cc_server(warc_files: list[Path], tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_listing_slices_and_reads_over_http(cc_server: RangeServer, warc_files: list[Path]) -> None:
+    pytest.importorskip("fsspec", reason="http(s):// reads go through fsspec's HTTP file system")
     pytest.importorskip("aiohttp", reason="http(s):// reads go through fsspec's HTTP file system (aiohttp)")
     paths_file = f"{cc_server.url}/crawl-data/CC-MAIN-2020-34/warc.paths.gz"
     base = cc_server.url + "/"
@@ -62,6 +63,7 @@ def test_listing_slices_and_reads_over_http(cc_server: RangeServer, warc_files: 
 
 def test_warc_records_stream_from_http_like_from_disk(cc_server: RangeServer, warc_files: list[Path]) -> None:
     fastwarc = pytest.importorskip("fastwarc.warc", reason="mdf-text[web] brings FastWARC")
+    pytest.importorskip("fsspec")
     pytest.importorskip("aiohttp")
     local = next(p for p in warc_files if p.name == "resili-warcfile.warc.gz")
     url = f"{cc_server.url}/{PREFIX}/{local.name}"
