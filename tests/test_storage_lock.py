@@ -136,3 +136,46 @@ def test_lock_and_publish_through_throttling(seaweed: SeaweedS3, bucket: str, tm
         f"s3://{bucket}/out/{n}" for n in ("a.parquet", "b.parquet", "c.parquet")
     ]
     assert proxy.counts["slowdown"] > 10, proxy.counts
+
+
+_HOLDER = """
+import sys, time
+from mdf.storage import S3Settings, StorageSettings
+from mdf.storage.lock import S3Lock
+s = StorageSettings(s3=S3Settings(endpoint_url=sys.argv[2], access_key_id=sys.argv[3], secret_access_key=sys.argv[4]))
+S3Lock(sys.argv[1], {"run_id": "killed"}, ttl_s=3, settings=s).acquire()
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_lock_left_by_a_run_killed_with_sigkill_is_taken_over(seaweed: SeaweedS3, bucket: str) -> None:
+    """A real process takes the lock and is killed by SIGKILL (nothing released): while it lived it was
+    refused to others; 3 s (its ttl) after its last renewal the next run takes the lock over."""
+    import signal
+    import subprocess
+    import sys
+
+    ep = seaweed.endpoint
+    assert ep is not None
+    url = f"s3://{bucket}/out/_mdf/lock"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, url, ep.url, ep.access_key, ep.secret_key], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        with pytest.raises(LockHeld, match=f"run_id killed, pid {proc.pid}"):
+            S3Lock(url, {"run_id": "next"}, ttl_s=3, settings=_settings(seaweed)).acquire()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            lock = S3Lock(url, {"run_id": "next"}, ttl_s=3, settings=_settings(seaweed)).acquire()
+            break
+        except LockHeld:
+            assert time.monotonic() < deadline, "a dead run's lock was never taken over"
+            time.sleep(0.5)
+    assert lock.read()["holder"]["run_id"] == "next"  # type: ignore[index]
+    lock.release()
