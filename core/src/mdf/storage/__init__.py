@@ -1,0 +1,42 @@
+"""Object storage for mdf: one file-system layer for local paths, ``s3://``, ``https://`` and fsspec protocols.
+
+What plugins and core use (``import mdf.storage``; this package is part of mdf's public API)::
+
+    storage = mdf.storage.default()            # or Storage(parse_storage(recipe_block))
+    objs = storage.expand(["s3://b/cc/**/*.warc.gz"], "reader.paths", (".warc.gz",))
+    with storage.open_input(objs[0].url) as f:  # streamed: one ranged GET per 8 MiB block, resumed on resets
+        ...
+    pq.ParquetFile(storage.open_random(url))    # footer and row groups read by range
+    storage.put_file("part.parquet.tmp", "s3://b/out/_mdf/staging/<run>/part.parquet")
+
+Modules: :mod:`~mdf.storage.fs` (the layer), :mod:`~mdf.storage.retry` (backoff, resuming reads),
+:mod:`~mdf.storage.config` (the recipe's ``storage:`` block), :mod:`~mdf.storage.lock` (a run's lock object on
+S3), :mod:`~mdf.storage.publish` (how a run's output appears on S3), :mod:`~mdf.storage.commoncrawl`
+(``warc.paths.gz`` listings).
+"""
+
+from __future__ import annotations
+
+from mdf.storage.config import S3Settings, StorageSettings, parse_storage
+from mdf.storage.errors import LockHeld, ObjectNotFound, StorageError
+from mdf.storage.fs import ObjectInfo, Storage, configure, default
+from mdf.storage.retry import RetryPolicy, is_transient
+from mdf.storage.urls import is_remote, join, scheme_of
+
+__all__ = [
+    "LockHeld",
+    "ObjectInfo",
+    "ObjectNotFound",
+    "RetryPolicy",
+    "S3Settings",
+    "Storage",
+    "StorageError",
+    "StorageSettings",
+    "configure",
+    "default",
+    "is_remote",
+    "is_transient",
+    "join",
+    "parse_storage",
+    "scheme_of",
+]

@@ -1,0 +1,28 @@
+"""Errors of the storage layer: each one line naming the object URL, never a credential."""
+
+from __future__ import annotations
+
+from mdf.errors import InputError, MdfError
+
+
+class StorageError(MdfError):
+    """An object store request failed for good (after retries where the failure was transient).
+
+    :param url: the object or prefix, e.g. ``s3://bucket/key``.
+    """
+
+    def __init__(self, url: str, message: str) -> None:
+        self.url = url
+        super().__init__(f"{url}: {message}")
+
+
+class ObjectNotFound(StorageError, InputError):
+    """The object, bucket or glob match does not exist."""
+
+    exit_code = 2
+
+
+class LockHeld(StorageError):
+    """Another live run holds the output's lock object; the message names it."""
+
+    exit_code = 2

@@ -1,0 +1,228 @@
+"""A run's lock on an S3 output: one object created with a conditional PUT, renewed while the run lives.
+
+Locally a run holds ``flock`` on ``<output>/_mdf/lock`` and the kernel frees it when the process dies. S3 has no
+such thing, so the lock is an object, ``<output>/_mdf/lock``, whose body names the holder (run id, pid, host,
+start time):
+
+* **Take**: ``PUT`` with ``If-None-Match: *``. S3 (since 2024-08) and SeaweedFS refuse it with ``412
+  PreconditionFailed`` when the object exists, so exactly one of two racing runs gets it.
+* **Renew**: every ``ttl_s / 3`` a background thread re-``PUT``s the body with ``If-Match: <our ETag>``; a 412
+  means another run took the lock over (ours was judged stale), and :meth:`S3Lock.check` then fails the run
+  before it publishes anything.
+* **Stale**: a lock is stale when the server's own clock (the ``Date`` of our ``HEAD``) is more than the lock's
+  ``ttl_s`` past its ``Last-Modified``: no client clock is trusted. A stale lock (a run killed by SIGKILL, a
+  lost machine) is taken over with ``If-Match: <its ETag>``, so two runs taking over the same stale lock cannot
+  both win. A live holder is refused with one line naming it (exit 2).
+* **Release**: ``DELETE`` with ``If-Match: <our ETag>``: never deletes a lock that is no longer ours.
+
+Why botocore and not pyarrow.fs: pyarrow's S3 file system cannot send ``If-None-Match``/``If-Match`` on a PUT
+(its output stream sets no conditional headers) and exposes no ETag. botocore (``pip install boto3``) sends
+both (``IfNoneMatch``/``IfMatch`` since botocore 1.35) with the same AWS credential chain, SigV4 signing and
+endpoint variables as everything else, so nothing is hand-signed here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import threading
+import time
+import uuid
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from mdf.errors import MissingDependencyError
+from mdf.storage import urls
+from mdf.storage.config import StorageSettings
+from mdf.storage.errors import LockHeld, StorageError
+from mdf.storage.retry import RetryPolicy, call, status_of
+
+DEFAULT_TTL_S = 60.0
+
+
+def s3_client(settings: StorageSettings | None = None) -> Any:
+    """A botocore S3 client configured like :func:`mdf.storage.fs.s3_filesystem` (endpoint, region, keys)."""
+    try:
+        import boto3
+        from botocore import UNSIGNED
+        from botocore.config import Config
+    except ImportError:
+        raise MissingDependencyError("a lock on an s3:// output needs boto3: pip install boto3") from None
+    s3 = (settings or StorageSettings()).s3
+    config = Config(
+        retries={"max_attempts": 1, "mode": "standard"},  # ours wrap these calls (mdf.storage.retry)
+        connect_timeout=s3.connect_timeout_s,
+        read_timeout=s3.request_timeout_s,
+        signature_version=UNSIGNED if s3.anonymous else None,
+    )
+    session = boto3.session.Session(profile_name=s3.profile) if s3.profile else boto3.session.Session()
+    keys = s3.key_pair()
+    creds = (
+        {}
+        if keys is None
+        else dict(aws_access_key_id=keys[0], aws_secret_access_key=keys[1], aws_session_token=keys[2])
+    )
+    return session.client(
+        "s3", endpoint_url=s3.resolved_endpoint(), region_name=s3.resolved_region(), config=config, **creds
+    )
+
+
+def _code(exc: BaseException) -> str:
+    response = getattr(exc, "response", None)
+    return str(response.get("Error", {}).get("Code", "")) if isinstance(response, dict) else ""
+
+
+def _precondition_failed(exc: BaseException) -> bool:
+    return status_of(exc) == 412 or _code(exc) == "PreconditionFailed"
+
+
+class S3Lock:
+    """The lock object ``<output>/_mdf/lock`` (``url``) of one run.
+
+    :param holder: what a refused run prints about this one (e.g. ``{"run_id": ..., "recipe": ...}``); pid,
+        host and start time are added.
+    :param ttl_s: seconds without renewal after which the lock counts as stale (renewed every ``ttl_s / 3``).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        holder: dict[str, Any] | None = None,
+        ttl_s: float = DEFAULT_TTL_S,
+        settings: StorageSettings | None = None,
+        client: Any = None,
+    ) -> None:
+        if urls.scheme_of(url) not in ("s3", "s3a"):
+            raise StorageError(url, "an object lock needs an s3:// URL")
+        self.url, self.ttl_s = url, ttl_s
+        self.bucket, _, self.key = urls.strip_scheme(url).partition("/")
+        self.client = client or s3_client(settings)
+        self.policy = RetryPolicy(attempts=(settings or StorageSettings()).s3.max_attempts)
+        self.token = uuid.uuid4().hex
+        self.holder = {
+            **(holder or {}),
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        self.etag: str | None = None
+        self.lost: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _body(self) -> bytes:
+        return json.dumps({"holder": self.holder, "token": self.token, "ttl_s": self.ttl_s}).encode()
+
+    def _put(self, **condition: str) -> str:
+        def attempt() -> str:
+            return self.client.put_object(Bucket=self.bucket, Key=self.key, Body=self._body(), **condition)["ETag"]
+
+        return call(attempt, self.url, "lock", self.policy, inspect=_refused_on_412)
+
+    # -- taking -----------------------------------------------------------------------------------------------
+    def acquire(self) -> S3Lock:
+        """Take the lock (or a stale one) and start renewing it; :class:`LockHeld` naming the live holder."""
+        try:
+            self.etag = self._put(IfNoneMatch="*")
+        except _Refused:
+            current = self.read()
+            if current is None:  # released between our PUT and our HEAD: try once more from the start
+                return self.acquire()
+            if current["token"] == self.token:  # our own PUT went through before a reset hid its answer
+                self.etag = current["etag"]
+            elif current["age_s"] <= current["ttl_s"]:
+                raise LockHeld(self.url, f"held by another run: {_describe(current)}; wait for it to finish, or "
+                               f"if it was killed the lock is taken over {current['ttl_s']:.0f} s after its "
+                               "last renewal") from None  # fmt: skip
+            else:
+                try:
+                    self.etag = self._put(IfMatch=current["etag"])
+                except _Refused:
+                    now = self.read()
+                    raise LockHeld(self.url, f"a stale lock was taken over by another run first: "
+                                   f"{_describe(now) if now else 'since released'}") from None  # fmt: skip
+        self._thread = threading.Thread(target=self._renew_loop, name="mdf-s3-lock", daemon=True)
+        self._thread.start()
+        return self
+
+    def read(self) -> dict[str, Any] | None:
+        """The current lock: its holder, token, ETag, ttl and age by the server's clock; ``None`` if absent."""
+
+        def attempt() -> dict[str, Any] | None:
+            try:
+                got = self.client.get_object(Bucket=self.bucket, Key=self.key)
+            except Exception as exc:
+                if status_of(exc) == 404 or _code(exc) in ("NoSuchKey", "404"):
+                    return None
+                raise
+            body = json.loads(got["Body"].read() or b"{}")
+            server_now = parsedate_to_datetime(got["ResponseMetadata"]["HTTPHeaders"]["date"])
+            age = (server_now - got["LastModified"]).total_seconds()
+            return {
+                "holder": body.get("holder", {}),
+                "token": body.get("token"),
+                "ttl_s": float(body.get("ttl_s", DEFAULT_TTL_S)),
+                "etag": got["ETag"],
+                "age_s": age,
+            }
+
+        return call(attempt, self.url, "read lock", self.policy)
+
+    # -- keeping ----------------------------------------------------------------------------------------------
+    def renew(self) -> None:
+        """Re-write the lock if it is still ours; otherwise remember that it was lost (see :meth:`check`)."""
+        if self.etag is None or self.lost:
+            return
+        try:
+            self.etag = self._put(IfMatch=self.etag)
+        except _Refused:
+            now = self.read()
+            self.lost = f"taken over by {_describe(now)}" if now else "deleted by someone else"
+        except StorageError as exc:  # the server unreachable for a whole retry budget: say so at check()
+            self.lost = f"could not be renewed: {str(exc).removeprefix(self.url + ': ')}"
+
+    def _renew_loop(self) -> None:
+        while not self._stop.wait(self.ttl_s / 3):
+            self.renew()
+
+    def check(self) -> None:
+        """Raise when the lock was lost: call before publishing anything."""
+        if self.lost:
+            raise LockHeld(self.url, f"this run's lock was lost ({self.lost}); nothing more is published")
+
+    def release(self) -> None:
+        """Stop renewing and delete the lock if it is still ours."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if self.etag is None or self.lost:
+            return
+        etag = self.etag
+        with contextlib.suppress(StorageError):  # not ours any more (412) or already gone: nothing to release
+            call(lambda: self.client.delete_object(Bucket=self.bucket, Key=self.key, IfMatch=etag), self.url,
+                 "release lock", self.policy)  # fmt: skip
+        self.etag = None
+
+    def __enter__(self) -> S3Lock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class _Refused(Exception):
+    """A conditional PUT answered 412 (the condition did not hold)."""
+
+
+def _refused_on_412(exc: BaseException) -> None:
+    """For :func:`call`: a 412 becomes :class:`_Refused` (an answer, neither retried nor reported)."""
+    if _precondition_failed(exc):
+        raise _Refused() from None
+
+
+def _describe(current: dict[str, Any]) -> str:
+    h = current.get("holder", {})
+    who = ", ".join(f"{k} {h[k]}" for k in ("run_id", "pid", "host", "started") if k in h)
+    return f"{who or 'unknown holder'} (renewed {current['age_s']:.0f} s ago)"

@@ -1,0 +1,99 @@
+"""How a run's output appears on S3: staged under a hidden prefix, published by server-side copies, then
+committed by a ``_SUCCESS`` object that lists the published files.
+
+The choice. S3 has no rename, so the local protocol (build in a hidden sibling folder, swap with one
+``renameat2``) has no exact equivalent. Of the two usual answers we take both halves:
+
+* **Stage under a hidden prefix** (``<output>/_mdf/staging/<run_id>/``): part files are uploaded there as
+  shards commit, so nothing of a running (or killed) run is visible at ``<output>/``; ``--resume`` finds the
+  committed shards there; dataset readers skip ``_``-prefixed prefixes, and the lock covers it.
+* **Publish, then commit with ``_SUCCESS``**: when the run succeeds, ``_SUCCESS`` is deleted first, an intent
+  (``_mdf/publishing.json``, the list of names) is written, each part is copied server-side to
+  ``<output>/<name>`` (no bytes pass through the client; copies run in parallel), objects of an earlier run that
+  are not in the list are deleted, and ``_SUCCESS`` (a JSON manifest: run id, names, sizes) is written last.
+  Spark, Hadoop and most table tools read ``_SUCCESS`` as "this folder is complete"; anyone else can read the
+  exact file list from it (:func:`committed`).
+
+What a reader sees: while a run works, the previous output, untouched (with its ``_SUCCESS``). During the
+publish window (seconds: one copy per part) a reader that lists ``<output>/`` without looking at ``_SUCCESS``
+may see old and new parts together; a reader that honours ``_SUCCESS`` or the manifest never does. We did not
+choose "write parts in place and commit a manifest" alone because then every plain listing during the whole
+run mixes runs, and a killed run leaves half its parts beside the old output. A publish cut by SIGKILL is rolled
+forward by the next run on the output (:func:`roll_forward`, from the intent): copies are idempotent.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from mdf import layout
+from mdf.storage import urls
+from mdf.storage.fs import Storage
+
+SUCCESS = "_SUCCESS"
+INTENT = "publishing.json"
+_COPIES = 16  # parallel server-side copies: each is one small request, the server does the work
+
+
+def staging_prefix(output: str, run_id: str) -> str:
+    """``<output>/_mdf/staging/<run_id>``: where a run uploads its committed parts."""
+    return urls.join(output, layout.META, "staging", run_id)
+
+
+def publish(storage: Storage, output: str, run_id: str, names: list[str] | None = None) -> dict[str, Any]:
+    """Publish the staged parts of ``run_id`` at ``output`` and commit ``_SUCCESS``; returns the manifest.
+
+    :param names: part names relative to the staging prefix (default: everything staged there)."""
+    staging = staging_prefix(output, run_id)
+    if names is None:
+        names = [o.url[len(staging) + 1 :] for o in storage.list(staging, hidden=True)]
+    storage.delete(urls.join(output, SUCCESS))
+    intent = {"run_id": run_id, "names": sorted(names)}
+    storage.write_bytes(urls.join(output, layout.META, INTENT), json.dumps(intent).encode())
+    return _finish(storage, output, intent)
+
+
+def _finish(storage: Storage, output: str, intent: dict[str, Any]) -> dict[str, Any]:
+    staging = staging_prefix(output, intent["run_id"])
+    names: list[str] = intent["names"]
+    staged = {o.url[len(staging) + 1 :]: o.size for o in storage.list(staging, hidden=True)}
+    with ThreadPoolExecutor(_COPIES) as pool:
+        list(
+            pool.map(
+                lambda n: storage.copy(urls.join(staging, n), urls.join(output, n)), [n for n in names if n in staged]
+            )
+        )
+    keep = set(names)
+    for obj in storage.list(output):  # non-hidden only: _mdf/ and _SUCCESS are not data
+        if obj.url[len(output.rstrip("/")) + 1 :] not in keep:
+            storage.delete(obj.url)
+    sizes = {o.url[len(output.rstrip("/")) + 1 :]: o.size for o in storage.list(output)}
+    manifest = {
+        "run_id": intent["run_id"],
+        "committed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "files": [{"name": n, "size": sizes.get(n)} for n in names],
+    }
+    storage.write_bytes(urls.join(output, SUCCESS), json.dumps(manifest, indent=1).encode())
+    storage.delete_prefix(staging)
+    storage.delete(urls.join(output, layout.META, INTENT))
+    return manifest
+
+
+def roll_forward(storage: Storage, output: str) -> dict[str, Any] | None:
+    """Finish a publish that a killed run left half done (its intent is still there); ``None`` if none was."""
+    url = urls.join(output, layout.META, INTENT)
+    if not storage.exists(url):
+        return None
+    return _finish(storage, output, json.loads(storage.read_bytes(url)))
+
+
+def committed(storage: Storage, output: str) -> list[str] | None:
+    """URLs of the files of the last committed run, from ``_SUCCESS``; ``None`` while none is committed."""
+    url = urls.join(output, SUCCESS)
+    if not storage.exists(url):
+        return None
+    manifest = json.loads(storage.read_bytes(url))
+    return [urls.join(output, f["name"]) for f in manifest["files"]]
