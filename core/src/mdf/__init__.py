@@ -25,10 +25,11 @@ entry point stay cheap (no pyarrow compute, numpy or pydantic until an operator 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pluggy
+
+from mdf.lazy import exports as lazy_exports  # public: plugins export their classes lazily with it too
 
 hookimpl = pluggy.HookimplMarker("mdf")
 
@@ -92,13 +93,7 @@ if TYPE_CHECKING:
     from mdf.state import NO_MATCH, KeyState, StateType
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mdf' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [
@@ -138,5 +133,6 @@ __all__ = [
     "damaged_input_batch",
     "expand_paths",
     "hookimpl",
+    "lazy_exports",
     "shard_ids",
 ]

@@ -6,8 +6,9 @@ imports this package) for a run that uses no image operator imports none of thei
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mdf import lazy_exports
 
 _EXPORTS = {
     "ImageEmbeddingRefiner": "mdf_image.ops.embedding",
@@ -30,13 +31,7 @@ if TYPE_CHECKING:
     from mdf_image.ops.quality import ImageQualityFilter, ImageTechnicalQualityRefiner
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mdf_image' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

@@ -6,8 +6,9 @@ imports this package) for a run imports only the operators its recipe names.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mdf import lazy_exports
 
 _EXPORTS = {
     "HtmlExtract": "mdf_text.ops.html",
@@ -21,13 +22,7 @@ if TYPE_CHECKING:
     from mdf_text.ops.url import UrlFilter
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mdf_text' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = ["HtmlExtract", "TextLengthFilter", "UrlFilter"]
