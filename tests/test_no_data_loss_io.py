@@ -68,6 +68,15 @@ def test_shard_ids_stay_under_the_file_name_limit():
     assert ids[0] != ids[1]  # the hash of the whole path tells the two apart where the cut head is equal
 
 
+def run_with(executor: str, capsys, recipe) -> tuple[int, str]:
+    """``mdf run RECIPE``: in this process inline (capsys reads it), in a subprocess on Ray; (exit code, stderr)."""
+    if executor == "inline":
+        code, _, err = cli(capsys, "run", str(recipe))
+        return code, err
+    result = run_mdf("run", str(recipe))
+    return result.returncode, result.stderr
+
+
 @pytest.mark.parametrize("executor", ["inline", "ray"])
 def test_clashing_and_non_ascii_names_write_every_row_where_readers_see_it(tmp_path, capsys, executor):
     """Items 1, 2 end to end: before, 6 clashing inputs wrote 3 part files (exit 0, "balanced", half the rows on
@@ -76,11 +85,7 @@ def test_clashing_and_non_ascii_names_write_every_row_where_readers_see_it(tmp_p
     + 314 rejected, 522 + 78 readable)."""
     paths = parquet_inputs(tmp_path / "in", CLASHING + HIDDEN)
     recipe = write_recipe(tmp_path, [str(tmp_path / "in" / "*.parquet")], reader="parquet", executor=executor)
-    if executor == "inline":
-        code, _, err = cli(capsys, "run", str(recipe))
-    else:
-        result = run_mdf("run", str(recipe))
-        code, err = result.returncode, result.stderr
+    code, err = run_with(executor, capsys, recipe)
     assert code == 0, err[-2000:]
     assert_all_rows_readable(tmp_path, 300 * len(paths))
     lineage = read_shard_map(str(tmp_path / "out"))  # which input wrote which part file
@@ -150,11 +155,7 @@ def test_rejected_folder_has_one_schema_with_every_rows_columns(tmp_path, capsys
     seen (inline and Ray: columns ['_raw', '_reason', '_shard'])."""
     rows = two_kinds_of_rejects(tmp_path / "in")
     recipe = write_recipe(tmp_path, [str(tmp_path / "in")], executor=executor)
-    if executor == "inline":
-        code, _, err = cli(capsys, "run", str(recipe))
-    else:
-        result = run_mdf("run", str(recipe))
-        code, err = result.returncode, result.stderr
+    code, err = run_with(executor, capsys, recipe)
     assert code == 0, err[-2000:]
     assert_all_rows_readable(tmp_path, rows)
     rejected = table(tmp_path / "rej")
