@@ -27,9 +27,12 @@ def split(tmp: Path, table: pa.Table, files: int = 2) -> dict[str, str]:
     return {"a": str(tmp / "a" / "*.parquet"), "b": str(tmp / "b" / "*.parquet"), "ab": str(both / "*.parquet")}
 
 
-def run(tmp: Path, glob: str, op: dict[str, Any], name: str, executor: dict | None = None) -> tuple[Any, Any, Any]:
+def run(
+    tmp: Path, glob: str, op: dict[str, Any], name: str, executor: dict | None = None, buckets: int = 1
+) -> tuple[Any, Any, Any]:
     """Kept rows, rejected rows, metrics of one run."""
     r = recipe(tmp, glob, op, executor or {"type": "inline"}, name)
+    r["state"]["num_buckets"] = buckets
     metrics = run_recipe(parse_recipe(r))
     return read_output(r["writer"]["path"]), read_output(r["rejected"]["path"]), metrics
 
