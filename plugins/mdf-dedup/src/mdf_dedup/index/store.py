@@ -84,7 +84,7 @@ class LoadedIndex:
         start = 0
         for slot in np.unique(slots):
             pick = np.flatnonzero(slots == slot)
-            column = self._source_column(int(slot))
+            column = self.source_column(int(slot))
             pieces.append(column.take(pa.array(rows[pick])))
             out[pick] = np.arange(start, start + len(pick))
             start += len(pick)
@@ -92,7 +92,8 @@ class LoadedIndex:
             return pa.array([], pa.string())
         return pa.concat_arrays(pieces).take(pa.array(out))
 
-    def _source_column(self, slot: int) -> pa.Array:
+    def source_column(self, slot: int) -> pa.Array:
+        """The sources file of loaded part ``slot``, whole (read once)."""
         if slot not in self._sources:
             name = self.parts[slot][2]
             try:
