@@ -83,3 +83,32 @@ def test_minhash_split_matches_one_run(tmp_path):
     assert abs(p_one - p_split) <= 0.005 and abs(r_one - r_split) <= 0.005
     assert pc.sum(pc.equal(rej_b.column("_reason"), "minhash_dedup:duplicate_of_index")).as_py() > 50
     assert len(read_manifest(IndexFiles(index))["generations"]) == 2
+
+
+@pytest.mark.usefixtures("local_ray")
+def test_split_on_ray_keeps_what_one_inline_run_keeps(tmp_path):
+    """On Ray the bucket actors load their shard of the index and publish theirs: A (update, Ray, 2 buckets)
+    then B (update, Ray, 2 buckets) keep the texts one inline run over A + B keeps, each once (exact: on Ray
+    which copy a run keeps may differ, not how many); MinHash within 0.005. Fails without the index (texts of
+    A kept again in B): seen."""
+    ray = {"type": "ray", "batch_rows": 250}
+    table = exact_corpus(2000, seed=14)
+    globs = split(tmp_path / "exact", table)
+    index = str(tmp_path / "index-exact")
+    one, _, _ = run(tmp_path, globs["ab"], exact(), "one")
+    kept_a, _, _ = run(tmp_path, globs["a"], exact(index, "update"), "a", ray, buckets=2)
+    kept_b, rej_b, _ = run(tmp_path, globs["b"], exact(index, "update"), "b", ray, buckets=2)
+    texts = kept_a.column("text").to_pylist() + kept_b.column("text").to_pylist()
+    assert sorted(texts) == sorted(one.column("text").to_pylist())
+    assert rej_b.column("_duplicate_of").null_count < rej_b.num_rows
+    assert len(read_manifest(IndexFiles(index))["generations"]) == 2
+    table = dedup_table(2000, exact_rate=0.1, near_rate=0.1, seed=24)
+    globs = split(tmp_path / "minhash", table)
+    index = str(tmp_path / "index-minhash")
+    _, rej_one, _ = run(tmp_path, globs["ab"], minhash(), "m-one")
+    _, rej_a, _ = run(tmp_path, globs["a"], minhash(index, "update"), "m-a", ray, buckets=2)
+    _, rej_b, _ = run(tmp_path, globs["b"], minhash(index, "read"), "m-b", ray, buckets=2)
+    rej_split = pa.concat_tables([t.select(rej_one.column_names) for t in (rej_a, rej_b)])
+    (p_one, r_one), (p_split, r_split) = precision_recall(table, rej_one), precision_recall(table, rej_split)
+    print(f"ray minhash one run: precision {p_one:.4f} recall {r_one:.4f}; split: {p_split:.4f} {r_split:.4f}")
+    assert abs(p_one - p_split) <= 0.005 and abs(r_one - r_split) <= 0.005
