@@ -77,9 +77,9 @@ class IndexedDedup:
             return hit_rows, pa.nulls(n, pa.string())
         conf = self._conf()
         kv = keys[sel]
-        arrays: tuple[Any, ...] = (kv, claimed[sel], np.repeat(rows, k)[sel])
-        if p.index_mode == "update":
-            arrays = (*arrays, self._sources(batch).take(pa.array(sel // k)))
+        arrays: tuple[Any, ...] = (kv, claimed[sel])
+        if p.index_mode == "update":  # each key's row source id, as indices into the batch's (no string copied)
+            arrays = (*arrays, pa.DictionaryArray.from_arrays(pa.array(sel // k, pa.int32()), self._sources(batch)))
         ns = f"{self.namespace}/index"
         pieces = self.state.request(IndexState, ns, "visit", kv, arrays, conf)
         codes = self.state.gather(pieces, np.full(len(kv), -1, dtype=np.int64))

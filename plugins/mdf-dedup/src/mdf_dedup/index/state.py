@@ -2,9 +2,9 @@
 
 Per bucket and deduplicator: the index keys this bucket needs (:class:`~mdf_dedup.index.store.LoadedIndex`,
 loaded on the first request), and in ``update`` mode the keys this run claimed that the index lacks, with the
-row position and source id of the row that claimed each. Those pending keys are pickled with the bucket's
-snapshot, so a ``--resume`` publishes what the whole run claimed; a retried batch adds the same keys again
-and the first position of each key wins when the bucket writes its file.
+source id of the row that claimed each. Those pending keys are pickled with the bucket's snapshot, so a
+``--resume`` publishes what the whole run claimed; a retried batch (or a shard re-run after a resume) adds the
+same keys again, for the same rows (claims are idempotent per row), and the bucket writes each key once.
 
 When the run has succeeded, :meth:`IndexState.finish` writes this bucket's files of the run's generation and
 :meth:`IndexState.commit` (driver) adds the generation to the manifest and releases the lock. A run already in
@@ -38,7 +38,7 @@ class IndexState(StateType):
         self.conf: dict[str, Any] | None = None
         self.bucket = 0
         self.loaded: LoadedIndex | None = None
-        self.pending: list[tuple[np.ndarray, np.ndarray, pa.Array]] = []
+        self.pending: list[tuple[np.ndarray, pa.Array]] = []  # keys, their source ids
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -62,7 +62,7 @@ class IndexState(StateType):
             self.loaded = LoadedIndex(files, manifest, self.bucket, conf["buckets"], conf["run"])
         return self.loaded
 
-    def visit(self, keys: np.ndarray, claimed: np.ndarray, positions: np.ndarray, *rest: Any) -> np.ndarray:
+    def visit(self, keys: np.ndarray, claimed: np.ndarray, *rest: Any) -> np.ndarray:
         """Per key, where the index holds it (``>= 0``) or -1; in ``update`` mode (``rest`` = sources, conf)
         remember the claimed keys it lacks."""
         conf = rest[-1]
@@ -70,7 +70,7 @@ class IndexState(StateType):
         if conf["mode"] == "update":
             add = np.flatnonzero(claimed & (codes < 0))
             if len(add):
-                self.pending.append((keys[add], positions[add], rest[0].take(pa.array(add))))
+                self.pending.append((keys[add], rest[0].take(pa.array(add))))
         return codes
 
     def source_of(self, keys: np.ndarray, codes: np.ndarray, conf: dict[str, Any]) -> pa.Array:
@@ -78,8 +78,8 @@ class IndexState(StateType):
         return self._index(keys, conf).sources(codes)
 
     def stats(self) -> tuple[int, int]:
-        n = sum(len(k) for k, _, _ in self.pending)
-        return n, sum(k.nbytes + p.nbytes + s.nbytes for k, p, s in self.pending)
+        n = sum(len(k) for k, _ in self.pending)
+        return n, sum(k.nbytes + s.nbytes for k, s in self.pending)
 
     def finish(self, run: dict[str, Any]) -> Any:
         conf = self.conf
@@ -92,16 +92,30 @@ class IndexState(StateType):
         gen = {"id": generation_id(conf["run"]), "buckets": conf["buckets"]}
         if not self.pending:
             return {"conf": conf, "gen": gen, "entry": None}
-        keys = np.concatenate([k for k, _, _ in self.pending])
-        positions = np.concatenate([p for _, p, _ in self.pending])
-        sources = pa.concat_arrays([s for _, _, s in self.pending])
-        order = np.lexsort((positions, keys))
+        keys = np.concatenate([k for k, _ in self.pending])
+        order = np.argsort(keys, kind="stable")  # radix sort; a key added twice (a retried batch): the first
         keys = keys[order]
         first = np.ones(len(keys), dtype=bool)
-        first[1:] = keys[1:] != keys[:-1]  # a key added twice (a retried batch): the earliest row's
-        pick = order[first]
-        entry = write_bucket(files, gen, self.bucket, keys[first], sources.take(pa.array(pick)))
+        first[1:] = keys[1:] != keys[:-1]
+        entry = write_bucket(files, gen, self.bucket, keys[first], self._decoded(order[first]))
         return {"conf": conf, "gen": gen, "entry": entry}
+
+    def _decoded(self, pick: np.ndarray) -> pa.Array:
+        """The source ids of pending keys ``pick`` (positions in the pending keys, in order) as strings."""
+        chunks = [s for _, s in self.pending]
+        starts = np.cumsum([0] + [len(c) for c in chunks])
+        chunk_of = np.searchsorted(starts, pick, side="right") - 1
+        pieces, placed = [], []
+        for c in np.unique(chunk_of):
+            at = np.flatnonzero(chunk_of == c)
+            piece = chunks[c].take(pa.array(pick[at] - starts[c]))
+            pieces.append(piece.cast(pa.string()) if pa.types.is_dictionary(piece.type) else piece)
+            placed.append(at)
+        if not pieces:
+            return pa.array([], pa.string())
+        where = np.empty(len(pick), dtype=np.int64)
+        where[np.concatenate(placed)] = np.arange(len(pick))
+        return pa.concat_arrays(pieces).take(pa.array(where))
 
     @classmethod
     def commit(cls, namespace: str, results: list[Any], run: dict[str, Any]) -> None:
