@@ -64,6 +64,12 @@ def test_other_settings_exit_2_naming_the_difference(tmp_path, built, capsys, op
     assert len(read_manifest(IndexFiles(index))["generations"]) == 1
 
 
+def test_read_of_a_missing_index_exits_2(tmp_path, capsys):
+    glob = write_corpus(tmp_path / "in", exact_corpus(200, seed=4), files=1)
+    code, err = cli_run(tmp_path, glob, {"exact_dedup": {"index": str(tmp_path / "nothing")}}, "r", capsys)
+    assert code == 2 and "no index at" in err and "index_mode: update" in err, err
+
+
 def test_minhash_setting_and_version_exit_2(tmp_path, capsys):
     """num_perm (and so the bands) differ: exit 2; an index from another mdf version: exit 2."""
     glob = write_corpus(tmp_path / "in", exact_corpus(400, seed=4), files=1)

@@ -112,6 +112,10 @@ class IndexedDedup:
             return
         files = IndexFiles(p.index)
         manifest = mf.read_manifest(files)
+        if manifest is None and p.index_mode == "read":
+            raise RecipeError(
+                f"no index at {files.root} (no {mf.MANIFEST}); build it with index_mode: update first", f"{path}.index"
+            )
         if manifest is not None:
             diff = mf.difference(manifest, self.name, self.index_settings())
             if diff:

@@ -78,8 +78,10 @@ class IndexState(StateType):
         return self._index(keys, conf).sources(codes)
 
     def stats(self) -> tuple[int, int]:
-        n = sum(len(k) for k, _ in self.pending)
-        return n, sum(k.nbytes + s.nbytes for k, s in self.pending)
+        """Keys loaded from the index (memory-mapped, 8 bytes each) plus the keys this run will add."""
+        loaded = self.loaded.parts if self.loaded is not None else []
+        n = sum(len(k) for k, _ in self.pending) + sum(len(k) for k, _, _, _ in loaded)
+        return n, sum(k.nbytes + s.nbytes for k, s in self.pending) + sum(k.nbytes for k, _, _, _ in loaded)
 
     def finish(self, run: dict[str, Any]) -> Any:
         conf = self.conf
