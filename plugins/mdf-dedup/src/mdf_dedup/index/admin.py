@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from mdf_dedup.index import manifest as mf
 from mdf_dedup.index.files import IndexFiles
-from mdf_dedup.index.store import LoadedIndex, write_bucket
+from mdf_dedup.index.store import LoadedIndex, plain, write_bucket
 
 COMPACT_RUN = {"fingerprint": "compaction", "output": "mdf index compact"}
 
@@ -86,7 +86,7 @@ def compact(path: str, buckets: int | None = None) -> dict[str, Any]:
                 continue
             keys = np.concatenate([np.asarray(k) for k, _, _, _ in loaded.parts])
             sources = pa.concat_arrays([
-                loaded.source_column(slot).take(pa.array(rows if rows is not None else np.arange(len(k))))
+                plain(loaded.source_column(slot).take(pa.array(rows if rows is not None else np.arange(len(k)))))
                 for slot, (k, rows, _, _) in enumerate(loaded.parts)
             ])  # fmt: skip
             order = np.argsort(keys, kind="stable")  # earlier generations come first in the concatenation

@@ -103,21 +103,17 @@ class IndexState(StateType):
         return {"conf": conf, "gen": gen, "entry": entry}
 
     def _decoded(self, pick: np.ndarray) -> pa.Array:
-        """The source ids of pending keys ``pick`` (positions in the pending keys, in order) as strings."""
+        """The source ids of pending keys ``pick`` (positions in the pending keys), dictionary-encoded over the
+        batches' source columns: no string is copied per key (MinHash files a row's id under every band)."""
         chunks = [s for _, s in self.pending]
-        starts = np.cumsum([0] + [len(c) for c in chunks])
-        chunk_of = np.searchsorted(starts, pick, side="right") - 1
-        pieces, placed = [], []
-        for c in np.unique(chunk_of):
-            at = np.flatnonzero(chunk_of == c)
-            piece = chunks[c].take(pa.array(pick[at] - starts[c]))
-            pieces.append(piece.cast(pa.string()) if pa.types.is_dictionary(piece.type) else piece)
-            placed.append(at)
-        if not pieces:
-            return pa.array([], pa.string())
-        where = np.empty(len(pick), dtype=np.int64)
-        where[np.concatenate(placed)] = np.arange(len(pick))
-        return pa.concat_arrays(pieces).take(pa.array(where))
+        dictionaries = [c.dictionary for c in chunks]
+        base = np.cumsum([0] + [len(d) for d in dictionaries])
+        indices = np.concatenate([c.indices.to_numpy(zero_copy_only=False) + base[i] for i, c in enumerate(chunks)])
+        dictionary = pa.concat_arrays(dictionaries)
+        picked = indices[pick]
+        mask = dictionary.is_null().to_numpy(zero_copy_only=False)[picked] if dictionary.null_count else None
+        # Parquet cannot write a null inside a dictionary: a null id is a null index instead
+        return pa.DictionaryArray.from_arrays(pa.array(picked, pa.int64(), mask=mask), dictionary.fill_null(""))
 
     @classmethod
     def commit(cls, namespace: str, results: list[Any], run: dict[str, Any]) -> None:
