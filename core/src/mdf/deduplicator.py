@@ -18,6 +18,10 @@ two modes chosen by the ``mode`` parameter of :class:`DedupParams`:
 
 Null keys never make a row a duplicate.
 
+Keys of earlier *runs* (a persistent index, ``mdf_dedup.index``) come in through :meth:`Deduplicator.earlier`:
+after this run's own claims, a row whose key the index holds leaves with reason ``<name>:duplicate_of_index``
+and the earlier row's source id in ``_duplicate_of`` (streaming mode).
+
 When "was any key claimed first" is not the question (a near-duplicate within a Hamming distance, a band
 collision checked against the first owner's signature), a deduplicator overrides :meth:`Deduplicator.matches`
 instead: per row, the position of the earlier row it duplicates, asked of its own bucket-side state types
@@ -32,6 +36,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import Field
 
 from mdf.errors import OperatorError
@@ -66,6 +71,8 @@ class Deduplicator(Operator):
     """The bucket-side state types :meth:`matches` asks (each registered by ``mdf_register_state_types``)."""
 
     writes: ClassVar[dict[str, str] | None] = {"cluster_column": "integer"}
+    index_reason: ClassVar[str] = "duplicate_of_index"
+    """What follows ``<name>:`` for a row whose key an earlier run kept (see :meth:`earlier`)."""
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -92,6 +99,16 @@ class Deduplicator(Operator):
         earlier row it duplicates, or :data:`mdf.NO_MATCH` to keep it; ``None`` falls back to claiming
         :meth:`keys`. Streaming mode only. ``cluster_column`` then gets the matched position (the row's own when
         kept). Retries must answer as the first time, which the state types' own idempotency provides."""
+        return None
+
+    def earlier(
+        self, batch: pa.RecordBatch, rows: np.ndarray, keys: np.ndarray, valid: np.ndarray, claimed: np.ndarray
+    ) -> tuple[np.ndarray, pa.Array] | None:
+        """Override to consult the keys earlier runs kept (streaming mode, after this run's claims): per row,
+        True where one of its keys is there, and per row the earlier row's source id (null elsewhere), which the
+        rejected rows carry as ``_duplicate_of``. ``keys``/``valid``/``claimed`` are per key (``k`` a row,
+        row-major); ``claimed``: this run claimed the key first (what an index in update mode adds). ``None``:
+        no earlier runs (the default)."""
         return None
 
     @property
@@ -123,7 +140,11 @@ class Deduplicator(Operator):
         if valid.any():
             new[valid] = self.state.claim(self.namespace, values[valid], ctx.shard_id, slots[valid])
         is_new = new.reshape(n, k).all(axis=1)
-        return self._split(batch, is_new)
+        found = self.earlier(batch, row_positions(ctx.shard_index, ctx.row_offset, n), values, valid, new & valid)
+        if found is None:
+            return self._split(batch, is_new)
+        hit, duplicate_of = found
+        return self._split(batch, is_new & ~hit, hit, duplicate_of)
 
     def _matched(
         self, batch: pa.RecordBatch, rows: np.ndarray, match: np.ndarray
@@ -149,14 +170,27 @@ class Deduplicator(Operator):
             batch = batch.append_column(column, pa.array(roots, type=pa.uint64()))
         return self._split(batch, roots == rows)
 
-    def _split(self, batch: pa.RecordBatch, is_new: np.ndarray) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
-        """Kept rows, and the others with reason ``<name>:<why>`` (only the reasons when nothing writes them)."""
+    def _split(
+        self,
+        batch: pa.RecordBatch,
+        is_new: np.ndarray,
+        in_index: np.ndarray | None = None,
+        duplicate_of: pa.Array | None = None,
+    ) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        """Kept rows, and the others with reason ``<name>:<why>`` (only the reasons when nothing writes them);
+        with ``in_index`` (rows an earlier run kept) their reason is ``<name>:duplicate_of_index`` and every
+        rejected row gets ``_duplicate_of``."""
         kept_n = int(is_new.sum())
         if kept_n == batch.num_rows:
             return batch, None
-        reason = pa.repeat(pa.scalar(f"{self.name}:{self.reason}"), batch.num_rows - kept_n)
+        gone = pa.array(~is_new)
+        reason: pa.Array = pa.repeat(pa.scalar(f"{self.name}:{self.reason}"), batch.num_rows - kept_n)
+        if in_index is not None:
+            reason = pc.if_else(pa.array(in_index[~is_new]), pa.scalar(f"{self.name}:{self.index_reason}"), reason)
         if self.keep_rejected:
-            dup = batch.filter(pa.array(~is_new)).append_column(REASON, reason)
+            dup = batch.filter(gone).append_column(REASON, reason)
+            if in_index is not None and duplicate_of is not None:
+                dup = dup.append_column("_duplicate_of", duplicate_of.filter(gone))
         else:  # nothing will write the dropped rows: count them by their reason, copy nothing
             dup = pa.RecordBatch.from_arrays([reason], names=[REASON])
         return batch.filter(pa.array(is_new)), dup

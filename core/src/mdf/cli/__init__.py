@@ -20,7 +20,7 @@ import click
 from mdf import __version__
 from mdf.errors import MdfError, plain
 
-COMMANDS = ("run", "validate", "plan", "ops", "plugins", "demo", "report")
+COMMANDS = ("run", "validate", "plan", "ops", "plugins", "demo", "report", "index")
 
 
 class LazyGroup(click.Group):

@@ -131,6 +131,10 @@ class StateBucket:
             raise TypeError(f"{state_type.__name__}.{method}: only public methods of a state type can be called")
         return getattr(state, method)(*args)
 
+    def finish(self, run: dict[str, Any]) -> dict[str, tuple[type[StateType], Any]]:
+        """The run succeeded: each plugin state's :meth:`~mdf.state.types.StateType.finish`, by namespace."""
+        return {ns: (type(state), state.finish(run)) for ns, state in self.custom.items()}
+
     # -- cluster --------------------------------------------------------------------------------------------
     def collect(self, namespace: str, keys: np.ndarray, positions: np.ndarray) -> None:
         self.collected.setdefault(namespace, []).append((keys, positions))

@@ -10,6 +10,12 @@ Why this is enough for exactly-once dedup: a resumed run skips the shards the ma
 others. Keys those others claimed before the snapshot answer "new" to them again (the snapshot carries their
 claimant bits, see :mod:`mdf.state.bucket`); keys they claimed after it are simply not in the snapshot. A shard
 that completed after the snapshot is re-run and its part file replaced, never duplicated.
+
+:meth:`Checkpoint.save` is the run's last step over the key state (``run_passes`` calls it once, after the
+last pass; periodic snapshots go through :meth:`Checkpoint.shard_done`): after the final snapshot it lets
+state that outlives the run act (:meth:`mdf.KeyState.finish`, e.g. a persistent dedup index publishes the
+keys the run added). A resumed run that had already finished calls it again; such state must notice (the
+index knows the runs it holds).
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ class Checkpoint:
         self.generation = 0
         self.snapshots = 0
         self._last = time.monotonic()
+        if state is not None:  # which run the key state serves: the same on a resume (state types name it)
+            state.run = {"fingerprint": fingerprint, "output": os.path.abspath(output_dir)}
         if not resume:
             shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir, exist_ok=True)
@@ -66,9 +74,15 @@ class Checkpoint:
         if totals is not None:
             self.totals = totals
         if self.state is None or time.monotonic() - self._last >= self.every_s:
-            self.save()
+            self._snapshot()
 
     def save(self) -> None:
+        """The last snapshot of a run whose every shard is committed; then the key state's :meth:`finish`."""
+        self._snapshot()
+        if self.state is not None:
+            self.state.finish()
+
+    def _snapshot(self) -> None:
         self.generation += 1
         paths: list[str] = []
         if self.state is not None:

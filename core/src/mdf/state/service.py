@@ -21,6 +21,7 @@ import threading
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from mdf.state.bucket import StateBucket
 from mdf.state.cluster import components
@@ -42,6 +43,7 @@ class KeyState:
         self.remote = remote
         self.names = names  # the bucket actors' names on Ray: what a pickled KeyState carries instead of handles
         self.phases: dict[str, str] = {}  # namespace -> "collect" | "keep" for cluster-mode operators
+        self.run: dict[str, Any] = {}  # the run it serves (fingerprint, output), set by the checkpoint
         # in process, several inline worker threads (and the checkpoint's snapshots) share the buckets
         self._lock = None if remote else threading.Lock()
 
@@ -110,9 +112,11 @@ class KeyState:
         With ``state_type``, the bucket's ``call`` runs ``method`` on that state type's instance instead."""
         parts = self._split(route)
         if state_type is None:
-            calls = [(b, method, (namespace, *(a[ix] for a in arrays), *extra)) for b, ix in parts]
+            calls = [(b, method, (namespace, *(_take(a, ix) for a in arrays), *extra)) for b, ix in parts]
         else:
-            calls = [(b, "call", (state_type, namespace, method, *(a[ix] for a in arrays), *extra)) for b, ix in parts]
+            calls = [
+                (b, "call", (state_type, namespace, method, *(_take(a, ix) for a in arrays), *extra)) for b, ix in parts
+            ]
         results = self._call(calls)
         return [(ix, res) for (_, ix), res in zip(parts, results, strict=True)]
 
@@ -165,6 +169,16 @@ class KeyState:
         self.phases[namespace] = "keep"
         return {"edges": len(left), "rows_in_clusters": len(nodes), "clusters": len(np.unique(roots))}
 
+    def finish(self) -> None:
+        """The run succeeded: every bucket's plugin states :meth:`~mdf.state.types.StateType.finish`, then each
+        namespace's :meth:`~mdf.state.types.StateType.commit` here, with all its buckets' results."""
+        by_namespace: dict[str, tuple[type[StateType], list[Any]]] = {}
+        for finished in self._broadcast("finish", self.run):
+            for ns, (state_type, result) in finished.items():
+                by_namespace.setdefault(ns, (state_type, []))[1].append(result)
+        for ns, (state_type, results) in by_namespace.items():
+            state_type.commit(ns, results, self.run)
+
     def forget_shards(self, shards: list[str]) -> None:
         self._broadcast("forget_shards", shards)
 
@@ -198,3 +212,8 @@ class KeyState:
 
             for h in self.buckets:
                 ray.kill(h, no_restart=True)
+
+
+def _take(array: Any, ix: np.ndarray) -> Any:
+    """``array``'s rows ``ix``: numpy by indexing, Arrow (e.g. strings, which numpy would hold as objects) by take."""
+    return array.take(ix) if isinstance(array, pa.Array) else array[ix]

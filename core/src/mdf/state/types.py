@@ -16,11 +16,15 @@ A state type's methods take and return numpy arrays (no Python object per row); 
 bucket's share of the rows comes back to the caller with the row indices it answers. Idempotency under
 retries (a batch re-run after a crash) is the state type's own contract: a retried request must get the
 answer the first one got, e.g. by storing per position and keeping the first value.
+
+State that outlives the run (``mdf_dedup``'s persistent index publishes the keys a run added) acts when the run
+has succeeded: :meth:`StateType.finish` runs in every bucket holding an instance, then
+:meth:`StateType.commit` once in the driver with all their results. A run that fails calls neither.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -40,3 +44,13 @@ class StateType:
     def stats(self) -> tuple[int, int]:
         """``(items, bytes)`` held, for the run's key-state figures; override when the state is large."""
         return 0, 0
+
+    def finish(self, run: dict[str, Any]) -> Any:
+        """Called once in its bucket when the run has succeeded (every shard committed); the result goes to
+        :meth:`commit`. ``run``: ``fingerprint`` and ``output`` of the run (the same on a ``--resume``)."""
+        return None
+
+    @classmethod
+    def commit(cls, namespace: str, results: list[Any], run: dict[str, Any]) -> None:
+        """Called once in the driver after :meth:`finish` ran in every bucket holding an instance of
+        ``namespace``, with their results (e.g. publish what the buckets wrote, in one atomic step)."""

@@ -8,11 +8,13 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
-from mdf import Deduplicator, DedupParams
+from mdf import Deduplicator
+from mdf_dedup.index.client import IndexedDedup, IndexParams
+from mdf_dedup.index.state import IndexState
 from mdf_dedup.state import BandOwners, Signatures
 
 
-class MinHashDedup(Deduplicator):
+class MinHashDedup(IndexedDedup, Deduplicator):
     """Drop rows whose text shares an LSH band with an earlier row (estimated Jaccard near ``threshold``).
 
     Each row gets a MinHash signature of its ``ngram`` shingles (``mdf_kernels.minhash``: NFC, lowercased,
@@ -24,11 +26,11 @@ class MinHashDedup(Deduplicator):
     """
 
     name = "minhash_dedup"
-    reads = {"column": "string"}
+    reads = {"column": "string", "index_source": "any"}
     requires = {"mdf_kernels": "mdf-kernels"}
-    state_types = (BandOwners, Signatures)
+    state_types = (BandOwners, Signatures, IndexState)
 
-    class Params(DedupParams):
+    class Params(IndexParams):
         column: str = Field("text", description="text column")
         num_perm: int = Field(128, ge=8, le=1024, description="signature length (hash functions)")
         ngram: int = Field(5, ge=1, le=64, description="shingle size, in tokens")
@@ -66,6 +68,12 @@ class MinHashDedup(Deduplicator):
             from mdf_kernels import optimal_bands_rows
 
             self.bands, self.rows = optimal_bands_rows(p.threshold, p.num_perm)
+
+    def index_settings(self) -> dict[str, object]:
+        """What decides a band key: the signature (num_perm, shingles, seed) and the banding."""
+        p = self.params
+        return {"num_perm": p.num_perm, "ngram": p.ngram, "tokenizer": p.tokenizer, "seed": p.seed,
+                "bands": self.bands, "rows": self.rows}  # fmt: skip
 
     def signatures(self, batch: pa.RecordBatch) -> pa.FixedSizeListArray:
         from mdf_kernels import minhash

@@ -1,0 +1,134 @@
+"""The operator side of the index: the ``index*`` parameters and :meth:`mdf.Deduplicator.earlier`.
+
+Every key of a batch goes to its bucket in one request (:class:`~mdf_dedup.index.state.IndexState.visit`):
+the bucket answers where the index holds it and, in ``update`` mode, remembers the keys this run claimed
+first. Only for rows the index rejects, and only when rejected rows are written, a second request fetches the
+earlier rows' source ids.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+from pydantic import Field, model_validator
+
+from mdf import DedupParams, RecipeError
+from mdf_dedup.index import manifest as mf
+from mdf_dedup.index.files import IndexFiles
+from mdf_dedup.index.state import IndexState
+
+
+class IndexParams(DedupParams):
+    """:class:`mdf.DedupParams` plus the persistent index."""
+
+    index: str | None = Field(
+        None, description="folder of a persistent index of earlier runs' keys: rows whose key it holds are rejected "
+        "as duplicate_of_index (created by the first index_mode: update run)",
+    )  # fmt: skip
+    index_mode: Literal["read", "update"] = Field(
+        "read", description="read: only consult the index; update: when the run succeeds, add the keys it kept"
+    )
+    index_source: str | None = Field(
+        None, description="column identifying a row (e.g. url): stored per key, shown in rejected rows' _duplicate_of"
+    )
+
+    @model_validator(mode="after")
+    def _index_mode(self) -> IndexParams:
+        if self.index is not None and self.mode != "streaming":
+            raise ValueError("index works in mode: streaming; remove index or mode: cluster")
+        if self.index is not None and getattr(self, "verify", False):
+            raise ValueError("index does not work with verify; remove one of them")
+        return self
+
+
+class IndexedDedup:
+    """Mixin for a :class:`mdf.Deduplicator` whose ``Params`` subclass :class:`IndexParams`; the operator says
+    which of its settings decide its keys (:meth:`index_settings`)."""
+
+    params: Any
+    state: Any
+    namespace: str
+    name: str
+    keep_rejected: bool
+
+    def index_settings(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _conf(self) -> dict[str, Any]:
+        p = self.params
+        return {"path": os.path.abspath(p.index), "mode": p.index_mode, "operator": self.name,
+                "settings": self.index_settings(), "buckets": len(self.state.buckets),
+                "run": dict(getattr(self.state, "run", {}) or {})}  # fmt: skip
+
+    def earlier(
+        self, batch: pa.RecordBatch, rows: np.ndarray, keys: np.ndarray, valid: np.ndarray, claimed: np.ndarray
+    ) -> tuple[np.ndarray, pa.Array] | None:
+        p = self.params
+        if p.index is None:
+            return None
+        n = batch.num_rows
+        k = len(keys) // n
+        hit_rows = np.zeros(n, dtype=bool)
+        sel = np.flatnonzero(valid)
+        if not len(sel):
+            return hit_rows, pa.nulls(n, pa.string())
+        conf = self._conf()
+        kv = keys[sel]
+        arrays: tuple[Any, ...] = (kv, claimed[sel])
+        if p.index_mode == "update":  # each key's row source id, as indices into the batch's (no string copied)
+            arrays = (*arrays, pa.DictionaryArray.from_arrays(pa.array(sel // k, pa.int32()), self._sources(batch)))
+        ns = f"{self.namespace}/index"
+        pieces = self.state.request(IndexState, ns, "visit", kv, arrays, conf)
+        codes = self.state.gather(pieces, np.full(len(kv), -1, dtype=np.int64))
+        hit = np.flatnonzero(codes >= 0)
+        if not len(hit):
+            return hit_rows, pa.nulls(n, pa.string())
+        row_of_hit = sel[hit] // k
+        hit_rows[row_of_hit] = True
+        if not self.keep_rejected:
+            return hit_rows, pa.nulls(n, pa.string())
+        first_rows, first = np.unique(row_of_hit, return_index=True)  # each row's first key in the index
+        ask_keys, ask_codes = kv[hit[first]], codes[hit[first]]
+        pieces = self.state.request(IndexState, ns, "source_of", ask_keys, (ask_keys, ask_codes), conf)
+        found = _in_order(pieces, len(ask_keys))
+        at = np.zeros(n, dtype=np.int64)
+        at[first_rows] = np.arange(len(first_rows))
+        return hit_rows, found.take(pa.array(at, mask=~hit_rows))
+
+    def _sources(self, batch: pa.RecordBatch) -> pa.Array:
+        column = self.params.index_source
+        if column is None:
+            return pa.nulls(batch.num_rows, pa.string())
+        values = batch.column(column)
+        return values if values.type == pa.string() else values.cast(pa.string())
+
+    def check_index(self, path: str) -> None:
+        """Before any work: refuse (exit 2) an index made with other settings, or one another run is updating."""
+        p = self.params
+        if p.index is None:
+            return
+        files = IndexFiles(p.index)
+        manifest = mf.read_manifest(files)
+        if manifest is None and p.index_mode == "read":
+            raise RecipeError(
+                f"no index at {files.root} (no {mf.MANIFEST}); build it with index_mode: update first", f"{path}.index"
+            )
+        if manifest is not None:
+            diff = mf.difference(manifest, self.name, self.index_settings())
+            if diff:
+                raise RecipeError(f"index {files.root}: {diff}; use an index made with these settings", f"{path}.index")
+        holder = mf.read_lock(files) if p.index_mode == "update" else None
+        if holder is not None and holder.get("pid") != os.getpid() and mf.holder_alive(holder):
+            raise RecipeError(mf.describe(files, holder), f"{path}.index")
+
+
+def _in_order(pieces: list[tuple[np.ndarray, pa.Array]], n: int) -> pa.Array:
+    """Per-bucket Arrow results put back in request order."""
+    ix = np.concatenate([i for i, _ in pieces]) if pieces else np.zeros(0, dtype=np.int64)
+    values = pa.concat_arrays([v for _, v in pieces]) if pieces else pa.array([], pa.string())
+    order = np.empty(n, dtype=np.int64)
+    order[ix] = np.arange(len(ix))
+    return values.take(pa.array(order))

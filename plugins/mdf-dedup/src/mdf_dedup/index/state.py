@@ -1,0 +1,134 @@
+"""``dedup_index``: the bucket-side half of an index (a :class:`mdf.StateType`; core knows nothing of it).
+
+Per bucket and deduplicator: the index keys this bucket needs (:class:`~mdf_dedup.index.store.LoadedIndex`,
+loaded on the first request), and in ``update`` mode the keys this run claimed that the index lacks, with the
+source id of the row that claimed each. Those pending keys are pickled with the bucket's snapshot, so a
+``--resume`` publishes what the whole run claimed; a retried batch (or a shard re-run after a resume) adds the
+same keys again, for the same rows (claims are idempotent per row), and the bucket writes each key once.
+
+When the run has succeeded, :meth:`IndexState.finish` writes this bucket's files of the run's generation and
+:meth:`IndexState.commit` (driver) adds the generation to the manifest and releases the lock. A run already in
+the manifest (a resume of a run that had published) publishes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from mdf import OperatorError, StateType
+from mdf_dedup.index import manifest as mf
+from mdf_dedup.index.files import IndexFiles
+from mdf_dedup.index.store import LoadedIndex, write_bucket
+
+
+def generation_id(run: dict[str, Any]) -> str:
+    """The same for every bucket of a run and for its resume; different for another run."""
+    return "g-" + hashlib.sha1(f"{run.get('fingerprint')}|{run.get('output')}".encode()).hexdigest()[:16]
+
+
+class IndexState(StateType):
+    name = "dedup_index"
+
+    def __init__(self) -> None:
+        self.conf: dict[str, Any] | None = None
+        self.bucket = 0
+        self.loaded: LoadedIndex | None = None
+        self.pending: list[tuple[np.ndarray, pa.Array]] = []  # keys, their source ids
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["loaded"] = None  # memory-mapped files: reloaded after a restore, never copied into a snapshot
+        return state
+
+    def _index(self, keys: np.ndarray, conf: dict[str, Any]) -> LoadedIndex:
+        if self.loaded is None:
+            self.conf = conf
+            self.bucket = int(keys[0] % np.uint64(conf["buckets"]))  # every key routed here has this remainder
+            files = IndexFiles(conf["path"])
+            manifest = mf.read_manifest(files) or mf.new_manifest(conf["operator"], conf["settings"])
+            diff = mf.difference(manifest, conf["operator"], conf["settings"])
+            if diff:
+                raise OperatorError(f"index {files.root}: {diff}; use an index made with these settings")
+            if conf["mode"] == "update":
+                try:
+                    mf.acquire(files, conf["run"])
+                except mf.IndexBusy as exc:
+                    raise OperatorError(str(exc)) from None
+            self.loaded = LoadedIndex(files, manifest, self.bucket, conf["buckets"], conf["run"])
+        return self.loaded
+
+    def visit(self, keys: np.ndarray, claimed: np.ndarray, *rest: Any) -> np.ndarray:
+        """Per key, where the index holds it (``>= 0``) or -1; in ``update`` mode (``rest`` = sources, conf)
+        remember the claimed keys it lacks."""
+        conf = rest[-1]
+        codes = self._index(keys, conf).contains(keys)
+        if conf["mode"] == "update":
+            add = np.flatnonzero(claimed & (codes < 0))
+            if len(add):
+                self.pending.append((keys[add], rest[0].take(pa.array(add))))
+        return codes
+
+    def source_of(self, keys: np.ndarray, codes: np.ndarray, conf: dict[str, Any]) -> pa.Array:
+        """The source id of the earlier row behind each hit."""
+        return self._index(keys, conf).sources(codes)
+
+    def stats(self) -> tuple[int, int]:
+        """Keys loaded from the index (memory-mapped, 8 bytes each) plus the keys this run will add."""
+        loaded = self.loaded.parts if self.loaded is not None else []
+        n = sum(len(k) for k, _ in self.pending) + sum(len(k) for k, _, _, _ in loaded)
+        return n, sum(k.nbytes + s.nbytes for k, s in self.pending) + sum(k.nbytes for k, _, _, _ in loaded)
+
+    def finish(self, run: dict[str, Any]) -> Any:
+        conf = self.conf
+        if conf is None or conf["mode"] != "update":
+            return None
+        files = IndexFiles(conf["path"])
+        manifest = mf.read_manifest(files)
+        if manifest and any(g["run"] == conf["run"] for g in manifest["generations"]):
+            return {"conf": conf, "skip": True}  # a resume of a run that had published: nothing new
+        gen = {"id": generation_id(conf["run"]), "buckets": conf["buckets"]}
+        if not self.pending:
+            return {"conf": conf, "gen": gen, "entry": None}
+        keys = np.concatenate([k for k, _ in self.pending])
+        order = np.argsort(keys, kind="stable")  # radix sort; a key added twice (a retried batch): the first
+        keys = keys[order]
+        first = np.ones(len(keys), dtype=bool)
+        first[1:] = keys[1:] != keys[:-1]
+        entry = write_bucket(files, gen, self.bucket, keys[first], self._decoded(order[first]))
+        return {"conf": conf, "gen": gen, "entry": entry}
+
+    def _decoded(self, pick: np.ndarray) -> pa.Array:
+        """The source ids of pending keys ``pick`` (positions in the pending keys), dictionary-encoded over the
+        batches' source columns: no string is copied per key (MinHash files a row's id under every band)."""
+        chunks = [s for _, s in self.pending]
+        dictionaries = [c.dictionary for c in chunks]
+        base = np.cumsum([0] + [len(d) for d in dictionaries])
+        indices = np.concatenate([c.indices.to_numpy(zero_copy_only=False) + base[i] for i, c in enumerate(chunks)])
+        dictionary = pa.concat_arrays(dictionaries)
+        picked = indices[pick]
+        mask = dictionary.is_null().to_numpy(zero_copy_only=False)[picked] if dictionary.null_count else None
+        # Parquet cannot write a null inside a dictionary: a null id is a null index instead
+        return pa.DictionaryArray.from_arrays(pa.array(picked, pa.int64(), mask=mask), dictionary.fill_null(""))
+
+    @classmethod
+    def commit(cls, namespace: str, results: list[Any], run: dict[str, Any]) -> None:
+        results = [r for r in results if r is not None]
+        if not results:
+            return
+        conf = results[0]["conf"]
+        files = IndexFiles(conf["path"])
+        if not any(r.get("skip") for r in results):
+            manifest = mf.read_manifest(files) or mf.new_manifest(conf["operator"], conf["settings"])
+            entries = sorted((r["entry"] for r in results if r["entry"]), key=lambda e: e["bucket"])
+            manifest["generations"].append({
+                **results[0]["gen"], "run": conf["run"], "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "keys": sum(e["keys"] for e in entries), "key_bytes": sum(e["key_bytes"] for e in entries),
+                "source_bytes": sum(e["source_bytes"] for e in entries), "files": entries,
+            })  # fmt: skip
+            mf.write_manifest(files, manifest)
+        mf.release(files, conf["run"])

@@ -1,0 +1,133 @@
+"""An index's keys as one bucket of a run sees them: load the files it needs, look keys up, write new ones.
+
+A generation written by a run with ``m`` buckets has one keys file per bucket ``f`` (the keys with
+``key % m == f``, sorted ``uint64``, raw ``.npy``: 8 bytes a key, memory-mapped) and one sources file (Parquet,
+zstd: the source id of each key, same order), read only when a row is rejected. Bucket ``b`` of a run with
+``n`` buckets needs the keys with ``key % n == b``: the files ``f % n == b`` when ``n`` divides ``m`` (the usual
+case: same bucket count, one file a generation), else the files that can hold them, filtered on load.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from mdf import OperatorError
+from mdf_dedup.index.files import IndexFiles
+from mdf_dedup.index.manifest import gen_files
+
+ROW_BITS = 40  # a hit's code: loaded-file slot << 40 | row in that file
+
+
+class LoadedIndex:
+    """The keys of every generation (but those of ``skip_run``) that bucket ``bucket`` of ``buckets`` needs."""
+
+    def __init__(self, files: IndexFiles, manifest: dict[str, Any], bucket: int, buckets: int, skip_run: Any) -> None:
+        self.files = files
+        self.parts: list[tuple[np.ndarray, np.ndarray | None, str, int]] = []  # keys, rows in file, sources, bytes
+        self._sources: dict[int, pa.Array] = {}
+        for gen in manifest["generations"]:
+            if gen["run"] == skip_run:
+                continue  # this run's own earlier publication (a rerun of it): not an earlier run
+            m = gen["buckets"]
+            by_bucket = {f["bucket"]: f for f in gen["files"]}
+            wanted = [f for f in range(m) if m % buckets == 0 and f % buckets == bucket]
+            if m % buckets:
+                wanted = [bucket % m] if buckets % m == 0 else list(range(m))
+            for f in wanted:
+                if f in by_bucket:
+                    self._load(gen, by_bucket[f], bucket, buckets, filtered=m % buckets != 0)
+
+    def _load(self, gen: dict[str, Any], entry: dict[str, Any], bucket: int, buckets: int, filtered: bool) -> None:
+        keys_name, sources_name = gen_files(gen, entry["bucket"])
+        for name, expected in ((keys_name, entry["key_bytes"]), (sources_name, entry["source_bytes"])):
+            size = self.files.size(name)
+            if size != expected:
+                what = (
+                    "missing" if size is None else f"truncated or altered ({size} bytes, the manifest says {expected})"
+                )
+                raise OperatorError(
+                    f"index generation file {self.files.path(name)} is {what}; restore it, or rebuild the index"
+                )
+        keys = np.load(self.files.local(keys_name), mmap_mode="r")
+        rows = None
+        if filtered:
+            rows = np.flatnonzero(keys % np.uint64(buckets) == bucket)
+            keys = np.asarray(keys[rows])
+        self.parts.append((keys, rows, sources_name, entry["keys"]))
+
+    def __len__(self) -> int:
+        return sum(len(k) for k, _, _, _ in self.parts)
+
+    def contains(self, keys: np.ndarray) -> np.ndarray:
+        """Per key: ``slot << 40 | row`` of the first generation holding it, or -1."""
+        found = np.full(len(keys), -1, dtype=np.int64)
+        if not self.parts:
+            return found
+        # sorted queries walk the (memory-mapped) keys in order: 4-5x faster than random probes (160 K keys
+        # into 3.4 M: 18 ms against 80 ms), which is what keeps a MinHash run with an index near one without
+        order = np.argsort(keys, kind="stable")
+        queries = keys[order]
+        for slot, (held, rows, _, _) in enumerate(self.parts):
+            if not len(held):
+                continue
+            at = np.minimum(np.searchsorted(held, queries), len(held) - 1)
+            hit = (np.asarray(held[at]) == queries) & (found < 0)
+            where = at[hit] if rows is None else rows[at[hit]]
+            found[hit] = (slot << ROW_BITS) | where.astype(np.int64)
+        out = np.empty_like(found)
+        out[order] = found
+        return out
+
+    def sources(self, codes: np.ndarray) -> pa.Array:
+        """The source id of each hit (``codes`` from :meth:`contains`), read from the sources files on first use."""
+        slots = codes >> ROW_BITS
+        rows = codes & ((1 << ROW_BITS) - 1)
+        out = np.empty(len(codes), dtype=np.int64)
+        pieces = []
+        start = 0
+        for slot in np.unique(slots):
+            pick = np.flatnonzero(slots == slot)
+            column = self.source_column(int(slot))
+            pieces.append(plain(column.take(pa.array(rows[pick]))))
+            out[pick] = np.arange(start, start + len(pick))
+            start += len(pick)
+        if not pieces:
+            return pa.array([], pa.string())
+        return pa.concat_arrays(pieces).take(pa.array(out))
+
+    def source_column(self, slot: int) -> pa.Array:
+        """The sources file of loaded part ``slot``, whole (read once)."""
+        if slot not in self._sources:
+            name = self.parts[slot][2]
+            try:
+                table = pq.read_table(self.files.local(name), columns=["source"])
+            except (OSError, pa.ArrowException) as exc:
+                raise OperatorError(f"index generation file {self.files.path(name)} cannot be read: {exc}") from exc
+            self._sources[slot] = table.column(0).combine_chunks()
+        return self._sources[slot]
+
+
+def write_bucket(
+    files: IndexFiles, gen: dict[str, Any], bucket: int, keys: np.ndarray, sources: pa.Array
+) -> dict[str, Any]:
+    """Write one bucket's new keys (sorted, unique) and their sources; the manifest entry that lists them."""
+    keys_name, sources_name = gen_files(gen, bucket)
+    key_bytes = files.publish(keys_name, lambda f: np.save(f, np.ascontiguousarray(keys, dtype=np.uint64)))
+
+    def parquet(f: Any) -> None:
+        buf = io.BytesIO()
+        pq.write_table(pa.table({"source": sources}), buf, compression="zstd")
+        f.write(buf.getvalue())
+
+    source_bytes = files.publish(sources_name, parquet)
+    return {"bucket": bucket, "keys": len(keys), "key_bytes": key_bytes, "source_bytes": source_bytes}
+
+
+def plain(values: pa.Array) -> pa.Array:
+    """Strings, whether the sources file stored them plain or dictionary-encoded."""
+    return values.cast(pa.string()) if pa.types.is_dictionary(values.type) else values
