@@ -83,7 +83,13 @@ def written_columns(plan: Any) -> dict[str, str]:
 
 def rejected_folder_schema(plan: Any) -> pa.Schema | None:
     """The one schema of the run's ``rejected:`` part files (:mod:`mdf.io.rejected`); ``None``: unknown."""
-    return rejected_schema(plan.reader.schema(plan.shards), written_columns(plan))
+    written = written_columns(plan)
+    for stage in plan.recipe.stages:  # and what operators add to the rows they reject (an index's _duplicate_of)
+        for spec in stage.operators:
+            cls = plan.plugins.operators.get(spec.name)
+            for column, family in cls.rejected_columns(cls.Params(**spec.params)).items():
+                written.setdefault(column, family)
+    return rejected_schema(plan.reader.schema(plan.shards), written)
 
 
 def check_columns(plan: Any) -> None:

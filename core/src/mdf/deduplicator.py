@@ -59,6 +59,10 @@ class DedupParams(Params):
     )
 
 
+DUPLICATE_OF = "_duplicate_of"
+"""Column of an index-rejected row: the source id of the earlier run's copy (``index_source``)."""
+
+
 class Deduplicator(Operator):
     """Keeps the first row seen for each key; the key-state service decides what "seen" means."""
 
@@ -83,6 +87,11 @@ class Deduplicator(Operator):
         super().__init_subclass__(**kwargs)
         if cls.name and cls.keys is Deduplicator.keys and cls.matches is Deduplicator.matches:
             raise TypeError(f"deduplicator {cls.__name__} must override keys() or matches()")
+
+    @classmethod
+    def rejected_columns(cls, params: Params) -> dict[str, str]:
+        """With a persistent ``index:``, every rejected row names the earlier copy's source id."""
+        return {DUPLICATE_OF: "string"} if getattr(params, "index", None) else {}
 
     def keys(self, batch: pa.RecordBatch) -> pa.Array:
         """Return ``k`` ``uint64`` keys per row, row-major (``k * num_rows`` values; null = no key)."""
@@ -190,7 +199,7 @@ class Deduplicator(Operator):
         if self.keep_rejected:
             dup = batch.filter(gone).append_column(REASON, reason)
             if in_index is not None and duplicate_of is not None:
-                dup = dup.append_column("_duplicate_of", duplicate_of.filter(gone))
+                dup = dup.append_column(DUPLICATE_OF, duplicate_of.filter(gone))
         else:  # nothing will write the dropped rows: count them by their reason, copy nothing
             dup = pa.RecordBatch.from_arrays([reason], names=[REASON])
         return batch.filter(pa.array(is_new)), dup

@@ -126,6 +126,13 @@ class Operator(Component, ABC):
     """Columns the operator adds, in the same form as :attr:`reads` (one type family each). ``None`` means
     "cannot say", and the column check stops there. :class:`Refiner` defaults to ``None``."""
 
+    @classmethod
+    def rejected_columns(cls, params: Params) -> dict[str, str]:
+        """Columns this operator adds to the rows it *rejects* (``{column: type family}``, as :attr:`writes`), so
+        the one schema of the ``rejected:`` folder (:mod:`mdf.io.rejected`), fixed before any data, holds them;
+        a column outside it would only survive inside ``_raw``. Default: none."""
+        return {}
+
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self.metrics = OperatorMetrics(self.name, self.kind)
