@@ -13,9 +13,10 @@ import ray
 
 from mdf.errors import MdfError
 from mdf.executor import run_recipe
+from mdf.executor.inline_metrics import InlineMetrics
+from mdf.executor.ray_metrics import RayMetrics
 from mdf.metrics import RunMetrics
 from mdf.recipe import parse_recipe
-from mdf.run_stats import InlineMetrics, RayMetrics
 
 from .ray_helpers import DATA, assert_same_outputs, many_rows_parquet, text_recipe
 
@@ -189,3 +190,4 @@ def test_metrics_json_round_trips_through_the_typed_loader(tmp_path, kind):
         assert isinstance(ray_m, RayMetrics) and {s.name for s in ray_m.stage_stats} == {"clean", "length"}
         assert ray_m.writer_stats is not None and ray_m.writer_stats.busy_s > 0
         assert 1 <= ray_m.peak_in_flight <= ray_m.max_in_flight and ray_m.bottleneck
+

@@ -51,6 +51,7 @@ _EXPORTS = {
     "Executor": "mdf.executor.api",
     "ExecutorParams": "mdf.executor.api",
     "ExecutorMetrics": "mdf.run_stats",
+    "ExecutorSection": "mdf.run_stats",
     "Filter": "mdf.operators",
     "InputError": "mdf.errors",
     "KeyState": "mdf.state",
@@ -88,7 +89,7 @@ if TYPE_CHECKING:
     from mdf.operators import BatchContext, Filter, Operator, Params, Refiner
     from mdf.profiles import CostClass, Modality
     from mdf.registry import Registry
-    from mdf.run_stats import ExecutorMetrics
+    from mdf.run_stats import ExecutorMetrics, ExecutorSection
     from mdf.state import NO_MATCH, KeyState, StateType
 
 
@@ -113,6 +114,7 @@ __all__ = [
     "Executor",
     "ExecutorMetrics",
     "ExecutorParams",
+    "ExecutorSection",
     "Filter",
     "InputError",
     "KeyState",

@@ -14,6 +14,7 @@ from abc import abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from mdf.operators import Component, Params
+from mdf.run_stats import ExecutorMetrics
 
 if TYPE_CHECKING:
     from mdf.executor.plan import Plan
@@ -28,11 +29,15 @@ class Executor(Component):
     """Runs a planned recipe. Subclasses set ``name`` and ``Params`` and implement :meth:`run`.
 
     The executor is constructed in the driver with the :class:`~mdf.executor.base.Plan` (recipe checked, input
-    listed) and its validated parameters; :meth:`run` returns the run's metrics (``metrics.json``).
+    listed) and its validated parameters; :meth:`run` returns the run's metrics (``metrics.json``), with
+    its own figures in an instance of :attr:`Metrics`.
     """
 
     kind: ClassVar[str] = "executor"
     Params: ClassVar[type[Params]] = ExecutorParams
+    Metrics: ClassVar[type[ExecutorMetrics]] = ExecutorMetrics
+    """The record :meth:`run` puts in ``RunMetrics.executor_metrics``; ``metrics.json`` is read back with it,
+    and its methods put the executor's figures in ``mdf run``'s table and the report."""
 
     def __init__(self, plan: Plan, **params: Any) -> None:
         super().__init__(**params)

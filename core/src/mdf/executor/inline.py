@@ -33,13 +33,13 @@ from mdf.deduplicator import Deduplicator
 from mdf.executor.api import Executor, ExecutorParams
 from mdf.executor.base import Outputs, build_stage, run_chain
 from mdf.executor.failures import in_stage
+from mdf.executor.inline_metrics import InlineMetrics
 from mdf.executor.passes import attach_state, dedup_positions, namespace, run_passes
 from mdf.executor.plan import Plan
 from mdf.executor.threads import Aborted, ByteBudget, Turnstile, prefetch
 from mdf.io.base import Shard
 from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics, count_reasons
 from mdf.operators import BatchContext, Operator, split_rejected
-from mdf.run_stats import InlineMetrics
 from mdf.state import Checkpoint, KeyState
 from mdf.tally import ShardTally
 
@@ -114,6 +114,7 @@ class InlineExecutor(Executor):
 
     name = "inline"
     Params = InlineParams
+    Metrics = InlineMetrics
 
     params: InlineParams
 

@@ -31,9 +31,9 @@ from mdf.executor.failures import local_error
 from mdf.executor.passes import run_passes
 from mdf.executor.placement import actor_options, cluster_address, connect, fuse_groups, plan_replicas
 from mdf.executor.plan import Plan
+from mdf.executor.ray_metrics import RayMetrics, StageStats, WriterStats
 from mdf.executor.ray_params import RAY_PIP, RayParams
 from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics
-from mdf.run_stats import RayMetrics, StageStats, WriterStats
 from mdf.state import Checkpoint, KeyState
 from mdf.tally import ShardTally
 
@@ -69,6 +69,7 @@ class RayExecutor(Executor):
 
     name = "ray"
     Params = RayParams
+    Metrics = RayMetrics
     params: RayParams
 
     @classmethod
