@@ -208,7 +208,9 @@ class RayExecutor(Executor):
         self.startup_s = time.perf_counter() - start
         metrics = RunMetrics(executor="ray", shards=len(plan.shards))
         if progress is not None:
-            progress.start(plan, [s.name for s in plan.recipe.stages])
+            placed = {i: n for g, n in zip(self.groups, self.replicas, strict=True) for i in g}  # per stage
+            stages = plan.recipe.stages
+            progress.start(plan, [s.name for s in stages], [placed.get(i, 1) for i in range(len(stages))])
         shard_owner = {s.id: pipe.writers[i % len(pipe.writers)] for i, s in enumerate(plan.shards)}
         op_totals: dict[tuple[int, str], OperatorMetrics] = {}
         next_call: dict[Any, Any] = {}  # meta ref -> (loader, payload ref)
