@@ -111,9 +111,11 @@ class Measured:
         seconds = sum(op.time_s for op in dedup_ops)
         self.keys_per_row = keys / self.rows
         self.claims_per_row = claims / self.rows
-        # inline, the buckets are served one after another in the operator's thread; on Ray they run in
-        # parallel, so the operators' rate is shared by every bucket
-        parallel = max(v.buckets for v in ks.values()) if m.executor == "ray" else 1
+        # in one process the buckets are served one after another in the operator's thread; as actors (Ray)
+        # they run in parallel, so the operators' rate is shared by every bucket
+        parallel = (
+            max(v.buckets for v in ks.values()) if _guarded(m.executor_metrics.key_buckets_in_parallel, False) else 1
+        )
         self.claims_per_bucket_s = claims / seconds / parallel if seconds > 0 else 0.0
         nb = (recipe.get("state") or {}).get("num_buckets", "auto")
         self.fixed_buckets = nb if isinstance(nb, int) else None

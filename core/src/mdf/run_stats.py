@@ -93,6 +93,10 @@ class ExecutorMetrics(Record):
         """CPU seconds spent reading and writing, when measured apart from the stages; else None."""
         return None
 
+    def key_buckets_in_parallel(self) -> bool:
+        """Whether the key-state buckets served claims at once (actors) rather than in the operator's thread."""
+        return False
+
     def log_dirs(self) -> list[tuple[str, str]]:
         """``(what, path)`` of logs the executor kept besides mdf's own, for ``mdf where``."""
         return []

@@ -116,5 +116,8 @@ class RayMetrics(ExecutorMetrics):
         w = self.writer_stats
         return None if w is None else w.cpu_s + w.loader_cpu_s
 
+    def key_buckets_in_parallel(self) -> bool:
+        return True  # one actor per bucket
+
     def log_dirs(self) -> list[tuple[str, str]]:
         return [("Ray's logs", self.ray_logs)] if self.ray_logs else []
