@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from mdf.errors import MissingDependencyError, RecipeError
 from mdf.overrides import apply_overrides
@@ -98,6 +98,9 @@ class ExecutorSpec(BaseModel):
     type: str | None = Field(None, description="executor name (mdf ops lists them); none = inline unless Ray is named")
     batch_rows: int | Literal["auto"] = Field(8192, description="rows per batch; auto = the partition planner's")
     resume: bool = Field(False, description="skip shards a previous run of this recipe completed (mdf run --resume)")
+    _checked: tuple[type, dict[str, Any], Any] | None = PrivateAttr(None)
+    """``(executor class, its keys, its validated Params)`` once checked: validated once, when the recipe is
+    loaded, and reused by the run (again only if the keys changed since, as a copy with an update does)."""
 
     @field_validator("batch_rows")
     @classmethod
@@ -205,12 +208,19 @@ def check_components(recipe: Recipe, plugins: Plugins) -> None:
 
 
 def check_executor(spec: ExecutorSpec, plugins: Plugins) -> Any:
-    """Resolve the executor and validate its own parameters (``executor.<key>`` in errors); return them."""
+    """Resolve the executor and validate its own parameters (``executor.<key>`` in errors) with its ``Params``
+    model; return them. Validated once per recipe: the run reuses what loading the recipe checked."""
     name, _ = spec.choice()
     cls = plugins.executors.get(name, "executor.type")
+    keys = spec.params
+    done = spec._checked
+    if done is not None and done[0] is cls and done[1] == keys:
+        return done[2]
     try:
         cls.check_requirements()
-        return cls.Params(**spec.params)
+        params = cls.Params(**keys)
+        spec._checked = (cls, keys, params)
+        return params
     except ValidationError as exc:
         raise format_validation_error(exc, root="executor", model=cls.Params) from None
     except MissingDependencyError as exc:

@@ -21,6 +21,13 @@ if TYPE_CHECKING:
     from mdf.metrics import RunMetrics
 
 
+def auto_workers(cores: int, shards: int) -> int:
+    """What ``workers: auto`` means, in one place: one worker per core, no more than there are shards (a worker
+    takes one shard at a time), at least one. The inline executor runs with it and ``mdf plan`` prints it (and
+    sizes batches in flight from it), so the plan and the run agree."""
+    return max(1, min(cores, shards))
+
+
 class ExecutorParams(Params):
     """Base of an executor's own parameters (the keys of ``executor:`` besides the common ones)."""
 
@@ -39,8 +46,14 @@ class Executor(Component):
     """The record :meth:`run` puts in ``RunMetrics.executor_metrics``; ``metrics.json`` is read back with it,
     and its methods put the executor's figures in ``mdf run``'s table and the report."""
 
-    def __init__(self, plan: Plan, **params: Any) -> None:
-        super().__init__(**params)
+    def __init__(self, plan: Plan, params: Params | None = None, **kwargs: Any) -> None:
+        """``params``: the validated ``Params`` the recipe's check made (not validated again); else ``kwargs``
+        are validated here."""
+        if params is None:
+            super().__init__(**kwargs)
+        else:
+            self.check_requirements()
+            self.params = params
         self.plan = plan
 
     def summary(self) -> str:

@@ -30,7 +30,7 @@ from pydantic import Field
 
 from mdf.damage import damaged_entries, note_damage
 from mdf.deduplicator import Deduplicator
-from mdf.executor.api import Executor, ExecutorParams
+from mdf.executor.api import Executor, ExecutorParams, auto_workers
 from mdf.executor.base import Outputs, build_stage, run_chain
 from mdf.executor.failures import in_stage
 from mdf.executor.inline_metrics import InlineMetrics
@@ -64,8 +64,9 @@ class InlineParams(ExecutorParams):
     )
 
     def worker_count(self, shards: int) -> int:
-        n = (os.cpu_count() or 1) if self.workers == "auto" else self.workers
-        return max(1, min(n, shards))
+        if self.workers == "auto":
+            return auto_workers(os.cpu_count() or 1, shards)
+        return max(1, min(self.workers, shards))
 
 
 class _ShardSink:

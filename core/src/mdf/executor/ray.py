@@ -81,8 +81,8 @@ class RayExecutor(Executor):
         if spec is None or spec.origin in (None, "namespace"):
             raise MissingDependencyError(f"executor 'ray' needs Ray, an optional extra of mdf-core: {RAY_PIP}")
 
-    def __init__(self, plan: Plan, **params: Any) -> None:
-        super().__init__(plan, **params)
+    def __init__(self, plan: Plan, params: RayParams | None = None, **kwargs: Any) -> None:
+        super().__init__(plan, params, **kwargs)
         self.peak_in_flight = 0
         self.peak_bytes_in_flight = 0
         self.replicas: list[int] = []  # per stage group (see fuse_groups)

@@ -37,7 +37,7 @@ def build_executor(plan: Plan) -> tuple[Executor, str]:
     name, why = spec.choice()
     params = check_executor(spec, plan.plugins)  # exit 2 (with the pip line) when the executor cannot run here
     cls = plan.plugins.executors.get(name, "executor.type")
-    executor = cls(plan, **params.model_dump(exclude_unset=True))
+    executor = cls(plan, params)
     detail = executor.summary()
     return executor, f"executor: {name}{' (' + detail + ')' if detail else ''}, because {why}"
 
