@@ -258,11 +258,10 @@ def executor_metrics_type(d: Mapping[str, Any]) -> type[ExecutorMetrics]:
     import importlib
     from importlib.metadata import entry_points
 
-    from mdf.plugins import ENTRY_POINT_GROUP
-
     ref = str(d.get("executor_metrics_type") or "")
     module, _, qualname = ref.partition(":")
-    packages = {ep.value.split(":")[0].split(".")[0] for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    group = "mdf"  # mdf.plugins.ENTRY_POINT_GROUP (that module sits above this one)
+    packages = {ep.value.split(":")[0].split(".")[0] for ep in entry_points(group=group)}
     if not qualname or module.split(".")[0] not in packages:
         return ExecutorMetrics
     try:

@@ -27,7 +27,8 @@ from mdf.io.base import Shard
 from mdf.metrics import OperatorMetrics, count_reasons
 from mdf.operators import BatchContext, split_rejected
 from mdf.plugins import load_plugins
-from mdf.recipe import ComponentSpec, StageSpec, build_component
+from mdf.recipe import ComponentSpec, StageSpec
+from mdf.resolve import build_component
 
 # payload passed from actor to actor: (kept rows, rejected pieces, per-operator metrics of this batch)
 Payload = tuple[pa.RecordBatch, list[pa.RecordBatch], list[OperatorMetrics]]

@@ -56,6 +56,12 @@ class Executor(Component):
             self.params = params
         self.plan = plan
 
+    @classmethod
+    def claims(cls, params: dict[str, Any]) -> str | None:
+        """Why a recipe without ``executor.type`` should run on this executor (its own keys, the environment),
+        or None. Ray claims a recipe that gives ``address`` or a shell with ``RAY_ADDRESS`` set."""
+        return None
+
     def summary(self) -> str:
         """A few words on how it will run (``2 worker threads``, ``cluster at 10.0.0.5:6379``) for ``mdf run``."""
         return ""

@@ -18,6 +18,7 @@ its last batch is written, so the files are the inline executor's, byte for byte
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -80,6 +81,14 @@ class RayExecutor(Executor):
         # a folder named ray in the working directory (Ray's own temp dir is /tmp/ray) is a namespace package
         if spec is None or spec.origin in (None, "namespace"):
             raise MissingDependencyError(f"executor 'ray' needs Ray, an optional extra of mdf-core: {RAY_PIP}")
+
+    @classmethod
+    def claims(cls, params: dict[str, Any]) -> str | None:
+        """A recipe without ``type`` goes to Ray when it gives ``address`` or ``RAY_ADDRESS`` is set."""
+        if params.get("address"):
+            return f"the recipe gives executor.address {params['address']!r}"
+        env = os.environ.get("RAY_ADDRESS")
+        return f"RAY_ADDRESS={env} is set" if env else None
 
     def __init__(self, plan: Plan, params: RayParams | None = None, **kwargs: Any) -> None:
         super().__init__(plan, params, **kwargs)
