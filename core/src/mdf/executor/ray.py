@@ -24,10 +24,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from mdf.damage import note_damage
 from mdf.errors import MissingDependencyError
 from mdf.executor import actors
 from mdf.executor.api import Executor
+from mdf.executor.batches import BatchRead, LoaderDone, ShardEnd, count_read
 from mdf.executor.failures import local_error
 from mdf.executor.passes import run_passes
 from mdf.executor.placement import actor_options, cluster_address, connect, fuse_groups, plan_replicas
@@ -226,7 +226,7 @@ class RayExecutor(Executor):
         for loader in pipe.loaders:
             meta_ref, payload_ref = loader.next.options(num_returns=2).remote()
             next_call[meta_ref] = (loader, payload_ref)
-        queued: list[tuple[Any, dict[str, Any], Any]] = []  # loader, meta, payload ref awaiting capacity
+        queued: list[tuple[Any, BatchRead, Any]] = []  # loader, message, payload ref awaiting capacity
         in_flight: dict[Any, Chain] = {}
         bytes_in_flight = 0
         expected: dict[str, int] = {}
@@ -235,7 +235,7 @@ class RayExecutor(Executor):
         tally = ShardTally()  # per-shard counts, so a checkpoint holds exactly the committed shards' counts
         try:
             while next_call or queued or in_flight:
-                while queued and self._has_room(len(in_flight), bytes_in_flight, queued[0][1]["nbytes"]):
+                while queued and self._has_room(len(in_flight), bytes_in_flight, queued[0][1].nbytes):
                     loader, meta, payload_ref = queued.pop(0)
                     ref, chain = self._submit(pipe, shard_owner, meta, payload_ref)
                     in_flight[ref] = chain
@@ -274,22 +274,17 @@ class RayExecutor(Executor):
                         continue
                     loader, payload_ref = next_call.pop(ref)
                     meta = ray.get(ref)
-                    if meta.get("done"):
+                    if isinstance(meta, LoaderDone):
                         continue
-                    if meta.get("end"):
-                        expected[meta["shard"]] = meta["batches"]
-                        if written[meta["shard"]] == meta["batches"]:
-                            owner = shard_owner[meta["shard"]]
-                            commits[owner.commit.remote(meta["shard"], meta["batches"])] = meta["shard"]
+                    if isinstance(meta, ShardEnd):
+                        expected[meta.shard] = meta.batches
+                        if written[meta.shard] == meta.batches:
+                            owner = shard_owner[meta.shard]
+                            commits[owner.commit.remote(meta.shard, meta.batches)] = meta.shard
                         meta_ref, payload_ref = loader.next.options(num_returns=2).remote()
                         next_call[meta_ref] = (loader, payload_ref)
                         continue
-                    metrics.rows_read += meta["rows"]
-                    metrics.batches += 1
-                    for k, v in meta["reader_reasons"].items():
-                        metrics.reader_reasons[k] = metrics.reader_reasons.get(k, 0) + v
-                    tally.read(meta["shard"], meta)
-                    note_damage(metrics, meta.get("damaged"), plan.recipe.on_damaged_input == "fail")
+                    count_read(metrics, tally, meta, plan.recipe.on_damaged_input == "fail")
                     queued.append((loader, meta, payload_ref))
                 if progress is not None:
                     progress.update_counts(metrics)
@@ -322,15 +317,15 @@ class RayExecutor(Executor):
         cap = self.params.max_bytes_in_flight
         return cap is None or chains == 0 or nbytes + next_bytes <= cap
 
-    def _submit(self, pipe: Pipeline, owner: dict[str, Any], meta: dict[str, Any], ref: Any) -> tuple[Any, Chain]:
+    def _submit(self, pipe: Pipeline, owner: dict[str, Any], meta: BatchRead, ref: Any) -> tuple[Any, Chain]:
         used = []
         for k in range(len(pipe.stages)):
             actor = pipe.least_loaded(k)
             pipe.load[actor] += 1
             used.append(actor)
             ref = actor.process.remote(meta, ref)
-        done = owner[meta["shard"]].write.remote(meta, ref)
-        return done, Chain(meta["shard"], meta["nbytes"], used)
+        done = owner[meta.shard].write.remote(meta, ref)
+        return done, Chain(meta.shard, meta.nbytes, used)
 
     def _stage_metrics(self, totals: dict[tuple[int, str], OperatorMetrics]) -> list[StageMetrics]:
         out, k = [], 0
