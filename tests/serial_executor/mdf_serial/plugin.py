@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 import mdf
 from mdf.executor.base import Outputs, build_stage, run_chain
+from mdf.executor.batches import count_read, read_batch
 from mdf.executor.passes import attach_state, run_passes
-from mdf.metrics import StageMetrics, count_reasons
-from mdf.operators import split_rejected
+from mdf.metrics import StageMetrics
+from mdf.tally import ShardTally
 
 
 @dataclass
@@ -51,22 +52,19 @@ class SerialExecutor(mdf.Executor):
         stages = [build_stage(plan.plugins, s, i) for i, s in enumerate(plan.recipe.stages)]
         for i, ops in enumerate(stages):
             attach_state(i, ops, state)
-        stats = SerialMetrics(broken=self.params.broken)
+        stats, tally = SerialMetrics(broken=self.params.broken), ShardTally()
         m = mdf.RunMetrics(executor=self.name, shards=len(plan.shards), executor_metrics=stats)
         for shard in plan.shards:
             began, offset = time.perf_counter(), 0
             for index, batch in enumerate(plan.reader.read(shard, plan.batch_rows)):
-                batch, rej = split_rejected(batch)
-                rejected = [rej] if rej is not None else []
-                if rej is not None:
-                    count_reasons(rej, m.reader_reasons)
-                ctx, rows = mdf.BatchContext(shard.id, index, offset, shard.index), batch.num_rows
+                read, batch, rejected = read_batch(shard, index, offset, batch)  # the loop every executor shares
+                count_read(m, tally, read, plan.recipe.on_damaged_input == "fail")
                 for ops in stages:
-                    batch, more = run_chain(ops, batch, ctx, outputs.rejected is not None)
+                    batch, more = run_chain(ops, batch, read.context(), outputs.rejected is not None)
                     rejected += more
-                offset, dropped = offset + rows, sum(r.num_rows for r in rejected)
-                m.rows_read, m.rows_written = m.rows_read + batch.num_rows + dropped, m.rows_written + batch.num_rows
-                m.rows_rejected, m.batches = m.rows_rejected + dropped, m.batches + 1
+                offset += read.rows
+                m.rows_written += batch.num_rows
+                m.rows_rejected += sum(r.num_rows for r in rejected)
                 outputs.writer.write(batch, shard.id)
                 for r in rejected if outputs.rejected is not None else []:
                     outputs.rejected.write(r, shard.id)
