@@ -13,9 +13,10 @@ import ray
 
 from mdf.errors import MdfError
 from mdf.executor import run_recipe
+from mdf.executor.inline_metrics import InlineMetrics
+from mdf.executor.ray_metrics import RayMetrics
 from mdf.metrics import RunMetrics
 from mdf.recipe import parse_recipe
-from mdf.run_stats import InlineMetrics, RayMetrics
 
 from .ray_helpers import DATA, assert_same_outputs, many_rows_parquet, text_recipe
 
@@ -189,3 +190,25 @@ def test_metrics_json_round_trips_through_the_typed_loader(tmp_path, kind):
         assert isinstance(ray_m, RayMetrics) and {s.name for s in ray_m.stage_stats} == {"clean", "length"}
         assert ray_m.writer_stats is not None and ray_m.writer_stats.busy_s > 0
         assert 1 <= ray_m.peak_in_flight <= ray_m.max_in_flight and ray_m.bottleneck
+
+
+def test_live_progress_counts_ray_replicas_when_ray_is_chosen_by_address(tmp_path):
+    """The live bottleneck divides a stage's busy time by its replicas. Progress used to take them from the
+    recipe only when ``executor.type`` was ``ray``, so a run sent to Ray by ``address:`` (or ``RAY_ADDRESS``)
+    counted one replica per stage and named the wrong bottleneck. Now the executor passes the replicas it placed.
+    Fails with progress.py's old ``plan.recipe.executor.type == "ray"`` test put back: seen ([1, 1])."""
+    import io
+
+    from rich.console import Console
+
+    from mdf.progress import LiveProgress
+
+    paths = many_rows_parquet(tmp_path / "in", files=1, rows=300)
+    r = text_recipe(tmp_path / "o", {"type": "parquet", "paths": [paths]}, {"address": "local", "batch_rows": 100})
+    for stage in r["stages"]:  # two small replicas per stage, placeable on a 2-core machine
+        stage.update(replicas={"min": 2, "max": 2}, resources={"cpu": 0.25})
+    progress = LiveProgress(Console(file=io.StringIO(), force_terminal=True))
+    m = run_recipe(parse_recipe(r), progress=progress)
+    assert m.executor == "ray" and m.balanced
+    assert progress.replicas == [m.executor_metrics.replicas["clean"], m.executor_metrics.replicas["length"]]
+    assert progress.replicas == [2, 2]

@@ -12,11 +12,11 @@ import pytest
 from mdf import CostClass, Filter, KeyState, Modality, RecipeError, StateType, Writer, hookimpl, hookspecs
 from mdf.executor import run_recipe
 from mdf.executor.inline import InlineExecutor, InlineParams
+from mdf.executor.inline_metrics import InlineMetrics
 from mdf.io.parquet import ParquetReader
 from mdf.partition import declared_modality, operator_costs
 from mdf.plugins import load_plugins
 from mdf.recipe import parse_recipe
-from mdf.run_stats import InlineMetrics
 from mdf.testing import register_plugin
 
 

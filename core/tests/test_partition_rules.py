@@ -219,19 +219,31 @@ def test_min_partitions_in_the_plan():
 
 
 @pytest.mark.parametrize(
-    ("cores", "partitions", "expected"),
+    ("cores", "shards", "expected"),
     [
-        (8, 1, 1),  # fewer partitions than the 6 base workers: one per partition
-        (8, 10, 6),  # int(8 x 0.75) = 6
-        (8, 12, 6),  # not more than 2 x 6
-        (8, 13, 7),  # many partitions: int(6 x 1.2) = 7
+        (8, 1, 1),  # fewer shards than cores: one worker per shard
+        (8, 10, 8),  # one per core
         (1, 100, 1),  # at least one worker
-        (16, 1_000, 14),  # int(12 x 1.2)
+        (16, 1_000, 16),
+        (4, 0, 1),  # no input: still one
     ],
 )
-def test_workers(cores, partitions, expected):
-    n, rule = R.workers(cores, partitions)
+def test_workers(cores, shards, expected):
+    n, rule = R.workers(cores, shards)
     assert n == expected and rule.numbers["workers"] == expected
+
+
+@pytest.mark.parametrize(("cores", "shards"), [(8, 100), (8, 3), (2, 2), (16, 1_000), (3, 7)])
+def test_auto_workers_means_what_the_inline_executor_runs(cores, shards, monkeypatch):
+    """``workers: auto`` has one meaning: ``mdf plan`` printed 75 % of the cores (x 1.2 with many partitions)
+    while the inline executor ran one worker per core. Fails on that rule: seen (7 vs 8 with 8 cores and 100
+    shards)."""
+    import os
+
+    from mdf.executor.inline import InlineParams
+
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    assert R.workers(cores, shards)[0] == InlineParams().worker_count(shards)
 
 
 def test_max_in_flight():

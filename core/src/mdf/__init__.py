@@ -52,6 +52,7 @@ _EXPORTS = {
     "Executor": "mdf.executor.api",
     "ExecutorParams": "mdf.executor.api",
     "ExecutorMetrics": "mdf.run_stats",
+    "ExecutorSection": "mdf.run_stats",
     "Filter": "mdf.operators",
     "InputError": "mdf.errors",
     "KeyState": "mdf.state",
@@ -89,7 +90,7 @@ if TYPE_CHECKING:
     from mdf.operators import BatchContext, Filter, Operator, Params, Refiner
     from mdf.profiles import CostClass, Modality
     from mdf.registry import Registry
-    from mdf.run_stats import ExecutorMetrics
+    from mdf.run_stats import ExecutorMetrics, ExecutorSection
     from mdf.state import NO_MATCH, KeyState, StateType
 
 
@@ -108,6 +109,7 @@ __all__ = [
     "Executor",
     "ExecutorMetrics",
     "ExecutorParams",
+    "ExecutorSection",
     "Filter",
     "InputError",
     "KeyState",

@@ -129,8 +129,11 @@ def mdf_register_executors(registry: Registry) -> None:
 
     The name is what a recipe writes as ``executor: {type: NAME}``. The class's ``Params`` model (a subclass of
     :class:`mdf.ExecutorParams`) declares the executor's own keys of the ``executor:`` mapping; they are
-    validated with their YAML path (``executor.max_in_flight``) before any work, and ``mdf ops`` lists them.
-    Core registers ``inline`` and ``ray`` through this hook.
+    validated once, with their YAML path (``executor.max_in_flight``), when the recipe is loaded, and ``mdf ops``
+    lists them. The class's ``Metrics`` (a subclass of :class:`mdf.ExecutorMetrics`) is the record its run
+    returns: its methods put the executor's figures in ``mdf run``'s table and the report (core names no
+    executor), and ``claims`` may take a recipe without ``type`` (Ray does for ``address``). Core registers
+    ``inline`` and ``ray`` through this hook.
 
     :param registry: the executor registry.
     :return: nothing.

@@ -22,7 +22,6 @@ import pyarrow.compute as pc
 from mdf.errors import MdfError
 from mdf.recording import Counted, ShardLog, Timeline, empty_histogram, latency_bucket
 from mdf.run_stats import (
-    EXECUTOR_METRICS,
     DamagedInput,
     ExecutorMetrics,
     KeyStateStats,
@@ -196,6 +195,7 @@ class RunMetrics:
             "timeline": self.timeline.to_dict(),
             "shard_log": self.shard_log.to_dict(),
             **self.executor_metrics.to_dict(),
+            "executor_metrics_type": _type_ref(type(self.executor_metrics)),
             "passes": [p.to_dict() for p in self.passes],
             "resumed": self.resumed.to_dict() if self.resumed is not None else None,
             "key_state": {ns: k.to_dict() for ns, k in self.key_state.items()},
@@ -204,9 +204,11 @@ class RunMetrics:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> RunMetrics:
+    def from_dict(cls, d: Mapping[str, Any], executor_type: type[ExecutorMetrics] | None = None) -> RunMetrics:
         """Read :meth:`to_dict`'s output (a run's ``metrics.json``) back; ``balanced`` and the rates are derived
-        again from the counts. A file of another version is refused with the way out."""
+        again from the counts. The executor's own figures are read with the record class the file names
+        (:func:`executor_metrics_type`) unless ``executor_type`` is given. A file of another version is refused
+        with the way out."""
         version = d.get("version", 1)
         if version != METRICS_VERSION:
             raise MdfError(
@@ -222,7 +224,7 @@ class RunMetrics:
             reader_reasons=dict(d.get("reader_reasons") or {}),
             damaged=[DamagedInput.from_dict(x) for x in d.get("damaged_inputs") or []],
             stages=[StageMetrics.from_dict(s) for s in d.get("stages") or []],
-            executor_metrics=EXECUTOR_METRICS.get(executor, ExecutorMetrics).from_dict(d),
+            executor_metrics=(executor_type or executor_metrics_type(d)).from_dict(d),
             passes=[PassMetrics.from_dict(p) for p in d.get("passes") or []],
             resumed=ResumeInfo.from_dict(resumed) if resumed else None,
             key_state={ns: KeyStateStats.from_dict(k) for ns, k in (d.get("key_state") or {}).items()},
@@ -243,3 +245,33 @@ class RunMetrics:
     @classmethod
     def read_json(cls, path: str | os.PathLike[str]) -> RunMetrics:
         return cls.from_dict(json.loads(Path(path).read_text()))
+
+
+def executor_metrics_type(d: Mapping[str, Any]) -> type[ExecutorMetrics]:
+    """The record class the run's executor wrote, named in ``metrics.json`` (``executor_metrics_type``,
+    ``module:Class``); the base record when the file does not say, or the class is not importable here (``mdf
+    report`` of another machine's run still draws every core section).
+
+    Only a module of an installed mdf plugin (a package named by an ``mdf`` entry point) is imported, so a
+    metrics file cannot make ``mdf report`` import arbitrary code; and not the plugin manager (loading every
+    plugin imports pyarrow.dataset and more, for one class)."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    ref = str(d.get("executor_metrics_type") or "")
+    module, _, qualname = ref.partition(":")
+    group = "mdf"  # mdf.plugins.ENTRY_POINT_GROUP (that module sits above this one)
+    packages = {ep.value.split(":")[0].split(".")[0] for ep in entry_points(group=group)}
+    if not qualname or module.split(".")[0] not in packages:
+        return ExecutorMetrics
+    try:
+        out: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            out = getattr(out, part)
+    except Exception:  # a plugin that changed or broke costs its own figures only
+        return ExecutorMetrics
+    return out if isinstance(out, type) and issubclass(out, ExecutorMetrics) else ExecutorMetrics
+
+
+def _type_ref(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"

@@ -1,9 +1,10 @@
 """Live progress on a terminal: rows read of the total; per stage rows in/out, rows/s over the last seconds,
 and which stage is the bottleneck now. Silent when not a TTY.
 
-Rates come from the run's :class:`mdf.recording.Timeline` (both executors feed it once per finished batch), so
-inline and Ray runs show the same columns. The bottleneck is the stage whose operators were busiest, per
-replica, over the same window.
+Rates come from the run's :class:`mdf.recording.Timeline` (every executor feeds it once per finished batch), so
+all executors show the same columns. The bottleneck is the stage whose operators were busiest, per replica, over
+the same window; the executor says how many replicas each stage has (:meth:`LiveProgress.start`), since only it
+knows (Ray places up to ``replicas.max``, whatever chose Ray: ``type``, ``address`` or ``RAY_ADDRESS``).
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ class LiveProgress:
         self._progress: Progress | None = None
         self._tasks: dict[str, Any] = {}
         self._ops: list[int] = []  # operators per stage
-        self._replicas: list[int] = []
+        self.replicas: list[int] = []  # per stage, as the executor placed them: busy time is divided by it
 
     @property
     def enabled(self) -> bool:
         return self.console.is_terminal
 
-    def start(self, plan: Any, stage_names: list[str]) -> None:
+    def start(self, plan: Any, stage_names: list[str], replicas: list[int] | None = None) -> None:
+        """Show the bars; ``replicas`` per stage (default one each: an executor without replicas)."""
         if not self.enabled:
             return
         self._progress = Progress(
@@ -45,24 +47,19 @@ class LiveProgress:
         )
         stages = plan.recipe.stages
         self._ops = [len(st.operators) for st in stages]
-        ray = plan.recipe.executor.type == "ray"
-        self._replicas = [st.replicas.max if ray else 1 for st in stages]
+        self.replicas = list(replicas) if replicas is not None else [1] * len(stages)
         total = _estimate_rows(plan)
         self._tasks["read"] = self._progress.add_task("read", total=total, info="")
         for name in stage_names:
             self._tasks[name] = self._progress.add_task(shown(name), total=total, info="")
         self._progress.start()
 
-    def update(self, stages: list[list[Any]], metrics: RunMetrics) -> None:
-        """Inline runs: called after every batch."""
-        self.update_counts(metrics)
-
     def update_counts(self, metrics: RunMetrics) -> None:
         """Rows read, then per stage: rows in (bar), rows out, rows/s now, and the bottleneck marker."""
         if self._progress is None:
             return
         self._progress.update(self._tasks["read"], completed=metrics.rows_read, info=f"{metrics.batches} batches")
-        rows = stage_rates(metrics, self._ops, self._replicas)
+        rows = stage_rates(metrics, self._ops, self.replicas)
         worst = max(range(len(rows)), key=lambda i: rows[i][3]) if rows and any(r[3] for r in rows) else None
         for i, (name, (rows_in, rows_out, rate, _)) in enumerate(zip(list(self._tasks)[1:], rows, strict=False)):
             mark = "  [bold red]bottleneck[/]" if i == worst and len(rows) > 1 else ""

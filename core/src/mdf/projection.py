@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mdf.metrics import RunMetrics
-from mdf.run_stats import RayMetrics
 from mdf.state.service import KEYS_PER_BUCKET, auto_buckets
 
 CLUSTER_CPUS = (8, 64, 512, 4096)
@@ -75,19 +74,17 @@ class Measured:
         batch_rows = int(m.context.batch_rows or math.ceil(rows / batches))
         process_cpu = m.timeline.cpu_s
         busy = {s.name: sum(op.time_s for op in s.operators) for s in m.stages}
-        ray = m.executor_metrics if isinstance(m.executor_metrics, RayMetrics) else None
-        stats = {s.name: s for s in ray.stage_stats} if ray is not None else {}
+        stats = _guarded(m.executor_metrics.stage_costs, {})  # (cpu s, busy s) per stage, where measured
+        io_measured = _guarded(m.executor_metrics.io_cpu_s, None)
         stages, notes = [], []
         for name, busy_s in busy.items():
             gpu = float((specs.get(name) or {}).get("resources", {}).get("gpu", 0.0))
-            cpu_s = stats[name].cpu_s if name in stats else busy_s
-            wall = stats[name].busy_s if name in stats else busy_s
+            cpu_s, wall = stats.get(name, (busy_s, busy_s))
             stages.append(StageCost(name, cpu_s / rows, wall * gpu / rows if gpu else 0.0, gpu))
-        if ray is not None and ray.writer_stats is not None:
-            w = ray.writer_stats
-            io = (w.cpu_s + w.loader_cpu_s) / rows
+        if io_measured is not None:
+            io = io_measured / rows
             driver, measured = process_cpu / batches, True
-            source = "ray run: CPU time of every stage, loader and writer process, and the driver"
+            source = f"{m.executor} run: CPU time of every stage, of reading and writing, and of the driver"
         else:
             op_total = sum(busy.values())
             io = max(0.0, process_cpu - op_total) / rows
@@ -97,8 +94,8 @@ class Measured:
                 notes.append("operator wall time exceeded the process's CPU time (a loaded machine): stage costs "
                              "scaled down to the CPU time, reading and writing not separable")  # fmt: skip
             driver, measured = ASSUMED_DRIVER_S_PER_BATCH, False
-            source = "inline run: the process's CPU time, split over stages by their operators' time"
-            notes.append(f"driver cost per batch not measured (inline run): assumed {driver * 1e3:g} ms")
+            source = f"{m.executor} run: the process's CPU time, split over stages by their operators' time"
+            notes.append(f"driver cost per batch not measured ({m.executor} run): assumed {driver * 1e3:g} ms")
         out = cls(source, rows, batch_rows, stages, io, driver, measured, notes=notes)
         out._key_state(m, recipe)
         return out
@@ -114,9 +111,11 @@ class Measured:
         seconds = sum(op.time_s for op in dedup_ops)
         self.keys_per_row = keys / self.rows
         self.claims_per_row = claims / self.rows
-        # inline, the buckets are served one after another in the operator's thread; on Ray they run in
-        # parallel, so the operators' rate is shared by every bucket
-        parallel = max(v.buckets for v in ks.values()) if m.executor == "ray" else 1
+        # in one process the buckets are served one after another in the operator's thread; as actors (Ray)
+        # they run in parallel, so the operators' rate is shared by every bucket
+        parallel = (
+            max(v.buckets for v in ks.values()) if _guarded(m.executor_metrics.key_buckets_in_parallel, False) else 1
+        )
         self.claims_per_bucket_s = claims / seconds / parallel if seconds > 0 else 0.0
         nb = (recipe.get("state") or {}).get("num_buckets", "auto")
         self.fixed_buckets = nb if isinstance(nb, int) else None
@@ -255,3 +254,11 @@ def seed_table(operators: list[str]) -> dict[str, Any] | None:
     if any(n.startswith("image_") for n in names):
         return SEED_TABLES["image_gpu" if any("embedding" in n for n in names) else "image"]
     return None
+
+
+def _guarded(method: Any, default: Any) -> Any:
+    """An executor's figure for the projection, or ``default`` when its method fails (a figure, not the page)."""
+    try:
+        return method()
+    except Exception:
+        return default

@@ -1,23 +1,17 @@
-"""YAML recipe -> validated :class:`Recipe`, failing before any work with the YAML path, the value and the fix.
+"""The recipe's schema: what a YAML recipe may say, checked by pydantic (unknown keys refused).
 
-Validation is two-level: pydantic checks the recipe's own shape (unknown keys refused), then each reader,
-operator and writer's ``Params`` model checks its parameters, with its errors re-rooted under the recipe path
-(``stages[1].operators[0].min_length``). Relative paths in a recipe are relative to the working directory.
+Schema only: names (operators, readers, writers, executors) are resolved through the plugin registry, and each
+component's own ``Params`` checked, by :mod:`mdf.resolve`, which also reads recipe files (``load_recipe``,
+``parse_recipe``). This module imports no plugin machinery, so the hook specifications can name :class:`Recipe`
+without an import circle. Relative paths in a recipe are relative to the working directory.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import importlib
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-
-from mdf.errors import MissingDependencyError, RecipeError
-from mdf.overrides import apply_overrides
-from mdf.plugins import Plugins, load_plugins
-from mdf.validation import format_validation_error
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 
 class _Spec(BaseModel):
@@ -90,14 +84,18 @@ class ComponentSpec(BaseModel):
 class ExecutorSpec(BaseModel):
     """Where to run: the fields every executor understands; the rest belong to the executor (its ``Params``).
 
-    Without ``type`` the run is ``inline`` (this machine, every core), unless the recipe gives ``address`` or
-    ``RAY_ADDRESS`` is set, which mean a Ray cluster (see :meth:`choice`).
+    Without ``type`` the run is ``inline`` (this machine, every core), unless an installed executor claims the
+    recipe from its own keys or the environment (Ray: ``address`` or ``RAY_ADDRESS``); see
+    :func:`mdf.resolve.choose_executor`.
     """
 
     model_config = ConfigDict(extra="allow")
-    type: str | None = Field(None, description="executor name (mdf ops lists them); none = inline unless Ray is named")
+    type: str | None = Field(None, description="executor name (mdf ops lists them); none = inline unless one is named")
     batch_rows: int | Literal["auto"] = Field(8192, description="rows per batch; auto = the partition planner's")
     resume: bool = Field(False, description="skip shards a previous run of this recipe completed (mdf run --resume)")
+    _checked: tuple[type, dict[str, Any], Any] | None = PrivateAttr(None)
+    """``(executor class, its keys, its validated Params)`` once checked: validated once, when the recipe is
+    loaded, and reused by the run (again only if the keys changed since, as a copy with an update does)."""
 
     @field_validator("batch_rows")
     @classmethod
@@ -110,18 +108,6 @@ class ExecutorSpec(BaseModel):
     def params(self) -> dict[str, Any]:
         """The executor's own keys, for its ``Params`` model."""
         return dict(self.model_extra or {})
-
-    def choice(self) -> tuple[str, str]:
-        """``(executor name, why)``: the recipe's ``type``; else Ray when ``address`` or ``RAY_ADDRESS`` names a
-        cluster; else inline."""
-        if self.type:
-            return self.type, f"executor.type is {self.type!r} in the recipe"
-        if self.params.get("address"):
-            return "ray", f"the recipe gives executor.address {self.params['address']!r}"
-        env = os.environ.get("RAY_ADDRESS")
-        if env:
-            return "ray", f"RAY_ADDRESS={env} is set"
-        return "inline", "nothing names Ray (no executor.type, executor.address or RAY_ADDRESS)"
 
 
 class StateSpec(_Spec):
@@ -165,81 +151,13 @@ class Recipe(_Spec):
         return self
 
 
-def load_recipe(path: str | Path, overrides: list[str] | None = None, plugins: Plugins | None = None) -> Recipe:
-    """Read, override, validate and resolve a recipe file. Raises :class:`RecipeError` on any problem."""
-    p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text())
-    except FileNotFoundError:
-        raise RecipeError(f"recipe file {str(p)!r} not found; check the path") from None
-    except yaml.YAMLError as exc:
-        raise RecipeError(f"{p} is not valid YAML: {exc}") from None
-    return parse_recipe(data, overrides, plugins, source=str(p))
+_MOVED = ("load_recipe", "parse_recipe", "check_components", "check_executor", "build_operator", "build_component")
 
 
-def parse_recipe(
-    data: Any, overrides: list[str] | None = None, plugins: Plugins | None = None, source: str = "<recipe>"
-) -> Recipe:
-    if not isinstance(data, dict):
-        raise RecipeError(f"{source}: a recipe is a mapping with reader, stages and writer; got {type(data).__name__}")
-    data = apply_overrides(data, overrides or [])
-    try:
-        recipe = Recipe.model_validate({**data, "source": source})
-    except ValidationError as exc:
-        raise format_validation_error(exc, root="", model=Recipe) from None
-    check_components(recipe, plugins or load_plugins())
-    (plugins or load_plugins()).manager.hook.mdf_recipe_loaded(recipe=recipe)
-    return recipe
-
-
-def check_components(recipe: Recipe, plugins: Plugins) -> None:
-    """Resolve every type/operator name and validate its parameters by constructing it (cheap: no setup())."""
-    build_component(plugins.readers, recipe.reader, "reader")
-    check_executor(recipe.executor, plugins)
-    build_component(plugins.writers, recipe.writer, "writer", dry_run=True)
-    if recipe.rejected is not None:
-        build_component(plugins.writers, recipe.rejected, "rejected", dry_run=True)
-    for i, stage in enumerate(recipe.stages):
-        for j, op in enumerate(stage.operators):
-            build_operator(plugins, op, f"stages[{i}].operators[{j}]")
-
-
-def check_executor(spec: ExecutorSpec, plugins: Plugins) -> Any:
-    """Resolve the executor and validate its own parameters (``executor.<key>`` in errors); return them."""
-    name, _ = spec.choice()
-    cls = plugins.executors.get(name, "executor.type")
-    try:
-        cls.check_requirements()
-        return cls.Params(**spec.params)
-    except ValidationError as exc:
-        raise format_validation_error(exc, root="executor", model=cls.Params) from None
-    except MissingDependencyError as exc:
-        raise RecipeError(str(exc), "executor.type") from None
-
-
-def build_operator(plugins: Plugins, spec: OperatorSpec, path: str) -> Any:
-    cls = plugins.operators.get(spec.name, path)
-    return _construct(cls, spec.params, path)
-
-
-def build_component(registry: Any, spec: ComponentSpec, path: str, dry_run: bool = False) -> Any:
-    """Construct a reader/writer. ``dry_run`` only validates params (writers create folders when built)."""
-    cls = registry.get(spec.type, f"{path}.type")
-    if dry_run:
-        try:
-            cls.check_requirements()
-            return cls.Params(**spec.params)
-        except ValidationError as exc:
-            raise format_validation_error(exc, root=path, model=cls.Params) from None
-        except MissingDependencyError as exc:
-            raise RecipeError(str(exc), path) from None
-    return _construct(cls, spec.params, path)
-
-
-def _construct(cls: type, params: dict[str, Any], path: str) -> Any:
-    try:
-        return cls(**params)
-    except ValidationError as exc:
-        raise format_validation_error(exc, root=path, model=cls.Params) from None
-    except MissingDependencyError as exc:
-        raise RecipeError(str(exc), path) from None
+def __getattr__(name: str) -> Any:
+    """An alias for code written before the loaders and name resolution moved to :mod:`mdf.resolve` (plugins'
+    tests, benchmarks: ``from mdf.recipe import parse_recipe``). Looked up by name on first use, after both modules
+    are loaded, so this module depends on nothing of resolve's; new code imports from :mod:`mdf.resolve`."""
+    if name in _MOVED:
+        return getattr(importlib.import_module("mdf.resolve"), name)
+    raise AttributeError(f"module 'mdf.recipe' has no attribute {name!r}")

@@ -44,74 +44,62 @@ class DamagedInput(Record):
 
 
 @dataclass
+class ExecutorSection:
+    """Figures an executor contributes to the report: a heading, sentences, a table and optional bars.
+
+    Plain data, not HTML: the report escapes and lays it out like its own sections, so a plugin cannot break the
+    page (or inject markup into it). A section whose ``id`` is one of the report's own (``bottleneck``) replaces
+    that section; any other is added after it."""
+
+    id: str
+    title: str
+    lines: list[str] = field(default_factory=list)
+    headers: list[str] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
+    numeric: tuple[int, ...] = ()  # columns right-aligned and sorted as numbers
+    bars: tuple[list[str], list[float], str] | None = None  # (labels, values, axis label): one bar per label
+    bars_limit: float | None = None  # the axis' end (100 for percentages); None = the largest value
+
+
+@dataclass
 class ExecutorMetrics(Record):
-    """What an executor measured beyond rows. Each executor fills its own subclass; its fields are written at the
-    top level of ``metrics.json``. A plugin executor subclasses this (or its parent executor's record) for its
-    own figures; ``mdf report`` reads back the fields of the executors core ships (:data:`EXECUTOR_METRICS`)."""
+    """What an executor measured beyond rows. Each executor fills its own subclass (named by its class's
+    ``Metrics``, which ``metrics.json`` is read back with); its fields are written at the top level of
+    ``metrics.json``.
 
+    The methods are how the figures reach the user: ``mdf run``'s table, the report and the scale-out projection
+    call them and name no executor, so a plugin executor's figures show the same way as the built-in ones'. Each
+    call is guarded by its caller: a method that raises costs its own lines or section (the table and the page
+    say which), never the run."""
 
-@dataclass
-class InlineMetrics(ExecutorMetrics):
-    """The inline executor: worker threads, the peak bytes of batches held, when the first batch arrived."""
+    def startup_seconds(self) -> float:
+        """Seconds of the wall time spent starting up before rows flowed (actors, a cluster); 0 if none."""
+        return 0.0
 
-    workers: int = 1
-    first_batch_unix_s: float | None = None  # start-up cost, in benchmarks
-    peak_bytes_in_flight: int = 0
+    def run_lines(self) -> list[str]:
+        """Lines under ``mdf run``'s table (rich markup; data text must be escaped by the executor)."""
+        return []
 
+    def report_sections(self) -> list[ExecutorSection]:
+        """Sections of the report (see :class:`ExecutorSection`)."""
+        return []
 
-@dataclass
-class StageStats(Record):
-    """A Ray stage's busy time summed over its replicas. Stages fused into one actor report their own busy time
-    and the group they ran in (``actor``)."""
+    def stage_costs(self) -> dict[str, tuple[float, float]]:
+        """Per stage name: ``(CPU seconds, busy wall seconds)`` measured by the processes that ran it, for the
+        projection. Empty: the projection splits the process's CPU time by operator time instead."""
+        return {}
 
-    name: str
-    actor: str
-    replicas: int
-    nodes: list[str] = field(default_factory=list)
-    busy_s: float = 0.0
-    idle_s: float = 0.0
-    utilisation: float = 0.0  # busy / (wall * replicas)
-    replica_utilisation: list[float] = field(default_factory=list)
-    cpu_s: float = 0.0
+    def io_cpu_s(self) -> float | None:
+        """CPU seconds spent reading and writing, when measured apart from the stages; else None."""
+        return None
 
+    def key_buckets_in_parallel(self) -> bool:
+        """Whether the key-state buckets served claims at once (actors) rather than in the operator's thread."""
+        return False
 
-@dataclass
-class WriterStats(Record):
-    """Ray's writer actors (and the loaders' CPU time, for the projection's read + write cost)."""
-
-    name: str = "(writers)"
-    replicas: int = 0
-    busy_s: float = 0.0
-    utilisation: float = 0.0
-    cpu_s: float = 0.0
-    loader_cpu_s: float = 0.0
-
-
-@dataclass
-class RayMetrics(ExecutorMetrics):
-    """The Ray executor: per-stage utilisation, the bottleneck, chains in flight, actor start-up, Ray's logs."""
-
-    startup_s: float = 0.0
-    stage_stats: list[StageStats] = field(default_factory=list)
-    writer_stats: WriterStats | None = None
-    bottleneck: str = ""  # the busiest stage per replica, or "(writers)"
-    max_in_flight: int = 0
-    peak_in_flight: int = 0
-    peak_bytes_in_flight: int = 0
-    replicas: dict[str, int] = field(default_factory=dict)  # per stage name
-    ray_logs: str | None = None  # the session's log folder, when Ray says where
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> RayMetrics:
-        out = super().from_dict(d)
-        out.stage_stats = [StageStats.from_dict(s) for s in d.get("stage_stats") or []]
-        w = d.get("writer_stats")
-        out.writer_stats = WriterStats.from_dict(w) if w else None
-        return out
-
-
-EXECUTOR_METRICS: dict[str, type[ExecutorMetrics]] = {"inline": InlineMetrics, "ray": RayMetrics}
-"""The record class each executor core ships writes (by ``RunMetrics.executor``), for reading ``metrics.json``."""
+    def log_dirs(self) -> list[tuple[str, str]]:
+        """``(what, path)`` of logs the executor kept besides mdf's own, for ``mdf where``."""
+        return []
 
 
 @dataclass

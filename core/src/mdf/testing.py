@@ -114,7 +114,7 @@ def make_batch() -> Callable[..., pa.RecordBatch]:
 def run_recipe(tmp_path: Path) -> Callable[..., tuple[pa.Table | None, pa.Table | None, RunMetrics]]:
     """Run a recipe dict inline; ``writer``/``rejected`` default to Parquet folders under ``tmp_path``."""
     from mdf.executor import run_recipe as _run
-    from mdf.recipe import parse_recipe
+    from mdf.resolve import parse_recipe
 
     def run(recipe: dict[str, Any], overrides: list[str] | None = None):
         recipe = dict(recipe)

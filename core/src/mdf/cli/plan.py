@@ -12,7 +12,7 @@ from rich.table import Table
 from mdf.cli.cluster import measured_for, parse_cluster, show
 from mdf.partition import PartitionPlan, plan_partitions
 from mdf.plugins import load_plugins
-from mdf.recipe import build_component, load_recipe
+from mdf.resolve import build_component, load_recipe
 
 # Rules that set batch_rows, latest first: the reason shown is the last one that fired.
 _ROW_RULES = ("fixed_batch_rows", "min_partitions", "modality_max_rows", "target_rows", "default_rows")

@@ -15,8 +15,8 @@ from mdf.cli.where import print_where
 from mdf.errors import Terminated
 from mdf.executor import run_recipe
 from mdf.progress import LiveProgress
-from mdf.recipe import load_recipe
 from mdf.report import metrics_table
+from mdf.resolve import load_recipe
 from mdf.terminal import safe_metrics, shown
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from mdf.executor import prepare
-from mdf.recipe import load_recipe
+from mdf.resolve import load_recipe
 
 
 @click.command("validate")

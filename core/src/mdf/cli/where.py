@@ -11,7 +11,6 @@ from rich.console import Console
 from mdf import layout
 from mdf.metrics import RunMetrics
 from mdf.recipe import Recipe
-from mdf.run_stats import RayMetrics
 from mdf.terminal import shown
 
 
@@ -33,8 +32,10 @@ def where_lines(recipe: Recipe, metrics: RunMetrics | None = None) -> list[str]:
         lines.append(f"report: not written ({metrics.report_error}); retry with `mdf report {out}`")
     if layout.log_path(out).exists():
         lines.append(f"log: {layout.log_path(out)}")
-    if isinstance(metrics.executor_metrics, RayMetrics) and metrics.executor_metrics.ray_logs:
-        lines.append(f"Ray's logs: {metrics.executor_metrics.ray_logs}")
+    try:
+        lines += [f"{what}: {path}" for what, path in metrics.executor_metrics.log_dirs()]
+    except Exception as exc:  # a plugin's figure, not the run
+        lines.append(f"{metrics.executor} executor's logs: unknown ({type(exc).__name__}: {exc})")
     return lines
 
 

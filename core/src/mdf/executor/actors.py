@@ -18,16 +18,16 @@ from typing import Any
 
 import pyarrow as pa
 
-from mdf.damage import damaged_entries
 from mdf.executor.base import Outputs, build_stage, run_chain
+from mdf.executor.batches import BatchRead, LoaderDone, ShardEnd, read_batch
 from mdf.executor.failures import in_stage
 from mdf.executor.passes import attach_state
 from mdf.executor.threads import prefetch
 from mdf.io.base import Shard
-from mdf.metrics import OperatorMetrics, count_reasons
-from mdf.operators import BatchContext, split_rejected
+from mdf.metrics import OperatorMetrics
 from mdf.plugins import load_plugins
-from mdf.recipe import ComponentSpec, StageSpec, build_component
+from mdf.recipe import ComponentSpec, StageSpec
+from mdf.resolve import build_component
 
 # payload passed from actor to actor: (kept rows, rejected pieces, per-operator metrics of this batch)
 Payload = tuple[pa.RecordBatch, list[pa.RecordBatch], list[OperatorMetrics]]
@@ -55,29 +55,16 @@ class Loader:
     def _prefetched(self) -> Iterator[tuple[Shard, int, int, pa.RecordBatch | None]]:
         yield from prefetch(self._batches())
 
-    def next(self) -> tuple[dict[str, Any], Payload | None]:
-        """Return ``(meta, payload)``; the driver reads only ``meta`` and forwards the payload's reference."""
+    def next(self) -> tuple[BatchRead | ShardEnd | LoaderDone, Payload | None]:
+        """Return ``(message, payload)``; the driver reads only the message and forwards the payload's reference."""
         item = next(self._items, None)
         if item is None:
-            return {"done": True}, None
+            return LoaderDone(), None
         shard, index, offset, batch = item
         if batch is None:
-            return {"shard": shard.id, "end": True, "batches": index}, None
-        kept, rej = split_rejected(batch)
-        reasons: dict[str, int] = {}
-        if rej is not None:
-            count_reasons(rej, reasons)
-        meta = {
-            "shard": shard.id,
-            "index": index,
-            "offset": offset,
-            "shard_index": shard.index,
-            "rows": batch.num_rows,
-            "nbytes": batch.nbytes,
-            "reader_reasons": reasons,
-            "damaged": damaged_entries(rej),
-        }
-        return meta, (kept, [rej] if rej is not None else [], [])
+            return ShardEnd(shard.id, index), None
+        meta, kept, rejected = read_batch(shard, index, offset, batch)
+        return meta, (kept, rejected, [])
 
     def stats(self) -> dict[str, Any]:
         """CPU seconds of this process (decoding, Ray's transfers): the scale-out projection's reader cost."""
@@ -100,9 +87,9 @@ class StageWorker:
         self.stage_busy_s = [0.0] * len(stages)
         self.batches = 0
 
-    def process(self, meta: dict[str, Any], payload: Payload) -> Payload:
+    def process(self, meta: BatchRead, payload: Payload) -> Payload:
         batch, rejected, op_metrics = payload
-        ctx = BatchContext(meta["shard"], meta["index"], meta["offset"], meta["shard_index"])
+        ctx = meta.context()
         for k, operators in enumerate(self.stages):
             start = time.perf_counter()
             with in_stage(self.names[k]):
@@ -147,9 +134,9 @@ class ShardWriter:
         self.busy_s = 0.0
         self.cpu0 = time.process_time()
 
-    def write(self, meta: dict[str, Any], payload: Payload) -> dict[str, Any]:
+    def write(self, meta: BatchRead, payload: Payload) -> dict[str, Any]:
         start = time.perf_counter()
-        shard, index = meta["shard"], meta["index"]
+        shard, index = meta.shard, meta.index
         self._held.setdefault(shard, {})[index] = payload
         expected = self._next.get(shard, 0)
         while expected in self._held[shard]:

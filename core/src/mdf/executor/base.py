@@ -22,7 +22,8 @@ from mdf.fusion import plan_steps
 from mdf.io.base import Writer
 from mdf.operators import BatchContext, Operator
 from mdf.plugins import Plugins, load_plugins
-from mdf.recipe import Recipe, StageSpec, build_component, build_operator
+from mdf.recipe import Recipe, StageSpec
+from mdf.resolve import build_component, build_operator
 
 
 def prepare(recipe: Recipe, plugins: Plugins | None = None) -> Plan:

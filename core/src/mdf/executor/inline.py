@@ -28,18 +28,18 @@ from typing import Any, Literal
 import pyarrow as pa
 from pydantic import Field
 
-from mdf.damage import damaged_entries, note_damage
 from mdf.deduplicator import Deduplicator
-from mdf.executor.api import Executor, ExecutorParams
+from mdf.executor.api import Executor, ExecutorParams, auto_workers
 from mdf.executor.base import Outputs, build_stage, run_chain
+from mdf.executor.batches import count_read, read_batch
 from mdf.executor.failures import in_stage
+from mdf.executor.inline_metrics import InlineMetrics
 from mdf.executor.passes import attach_state, dedup_positions, namespace, run_passes
 from mdf.executor.plan import Plan
 from mdf.executor.threads import Aborted, ByteBudget, Turnstile, prefetch
 from mdf.io.base import Shard
-from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics, count_reasons
-from mdf.operators import BatchContext, Operator, split_rejected
-from mdf.run_stats import InlineMetrics
+from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics
+from mdf.operators import BatchContext, Operator
 from mdf.state import Checkpoint, KeyState
 from mdf.tally import ShardTally
 
@@ -64,8 +64,9 @@ class InlineParams(ExecutorParams):
     )
 
     def worker_count(self, shards: int) -> int:
-        n = (os.cpu_count() or 1) if self.workers == "auto" else self.workers
-        return max(1, min(n, shards))
+        if self.workers == "auto":
+            return auto_workers(os.cpu_count() or 1, shards)
+        return max(1, min(self.workers, shards))
 
 
 class _ShardSink:
@@ -114,6 +115,7 @@ class InlineExecutor(Executor):
 
     name = "inline"
     Params = InlineParams
+    Metrics = InlineMetrics
 
     params: InlineParams
 
@@ -177,39 +179,26 @@ class InlineExecutor(Executor):
             for index, batch in enumerate(prefetch(plan.reader.read(shard, plan.batch_rows))):
                 if stats.first_batch_unix_s is None:  # start-up cost, in benchmarks
                     stats.first_batch_unix_s = time.time()
-                batch, rej = split_rejected(batch)
-                rejected = [rej] if rej is not None else []
-                ctx = BatchContext(shard.id, index, offset, shard.index)
-                kept = batch
+                read, kept, rejected = read_batch(shard, index, offset, batch)
+                by_reader = read.rows - kept.num_rows  # rows the reader rejected
+                ctx = read.context()
                 for spec, stage_ops in zip(plan.recipe.stages, ops, strict=True):  # stage by stage, as on Ray
                     with in_stage(spec.name):  # (filters fuse within a stage only)
                         kept, more = run_chain(stage_ops, kept, ctx, keep_rejected, gate if turns else None)
                     rejected += more
                 if turns is not None:
                     turns.passed(shard.index, index)
-                offset += batch.num_rows
-                read, n_rej = (
-                    batch.num_rows + (rej.num_rows if rej is not None else 0),
-                    sum(r.num_rows for r in rejected),
-                )
+                offset += read.rows - by_reader  # (Ray's loaders count the reader's rejections too)
+                n_rej = sum(r.num_rows for r in rejected)
                 written, dropped = written + kept.num_rows, dropped + n_rej
-                reasons: dict[str, int] = {}
-                if rej is not None:
-                    count_reasons(rej, reasons)
-                damaged = damaged_entries(rej)
                 with lock:
-                    metrics.rows_read += read
-                    metrics.batches += 1
-                    for k, v in reasons.items():
-                        metrics.reader_reasons[k] = metrics.reader_reasons.get(k, 0) + v
+                    count_read(metrics, tally, read, fail_on_damage)
                     metrics.rows_written += kept.num_rows
                     metrics.rows_rejected += n_rej
-                    tally.read(shard.id, {"rows": read, "reader_reasons": reasons, "damaged": damaged})
                     metrics.observe(  # report: shard rows, per-operator counts over time (all workers)
-                        shard.id, kept.num_rows, n_rej, 0 if rej is None else rej.num_rows,
+                        shard.id, kept.num_rows, n_rej, by_reader,
                         [_cumulative(finished, live.values())],
                     )  # fmt: skip
-                    note_damage(metrics, damaged, fail_on_damage)
                 sink.write(kept, rejected)
                 batches = index + 1
             if turns is not None:

@@ -18,22 +18,23 @@ its last batch is written, so the files are the inline executor's, byte for byte
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from mdf.damage import note_damage
 from mdf.errors import MissingDependencyError
 from mdf.executor import actors
 from mdf.executor.api import Executor
+from mdf.executor.batches import BatchRead, LoaderDone, ShardEnd, count_read
 from mdf.executor.failures import local_error
 from mdf.executor.passes import run_passes
 from mdf.executor.placement import actor_options, cluster_address, connect, fuse_groups, plan_replicas
 from mdf.executor.plan import Plan
+from mdf.executor.ray_metrics import RayMetrics, StageStats, WriterStats
 from mdf.executor.ray_params import RAY_PIP, RayParams
 from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics
-from mdf.run_stats import RayMetrics, StageStats, WriterStats
 from mdf.state import Checkpoint, KeyState
 from mdf.tally import ShardTally
 
@@ -69,6 +70,7 @@ class RayExecutor(Executor):
 
     name = "ray"
     Params = RayParams
+    Metrics = RayMetrics
     params: RayParams
 
     @classmethod
@@ -80,8 +82,16 @@ class RayExecutor(Executor):
         if spec is None or spec.origin in (None, "namespace"):
             raise MissingDependencyError(f"executor 'ray' needs Ray, an optional extra of mdf-core: {RAY_PIP}")
 
-    def __init__(self, plan: Plan, **params: Any) -> None:
-        super().__init__(plan, **params)
+    @classmethod
+    def claims(cls, params: dict[str, Any]) -> str | None:
+        """A recipe without ``type`` goes to Ray when it gives ``address`` or ``RAY_ADDRESS`` is set."""
+        if params.get("address"):
+            return f"the recipe gives executor.address {params['address']!r}"
+        env = os.environ.get("RAY_ADDRESS")
+        return f"RAY_ADDRESS={env} is set" if env else None
+
+    def __init__(self, plan: Plan, params: RayParams | None = None, **kwargs: Any) -> None:
+        super().__init__(plan, params, **kwargs)
         self.peak_in_flight = 0
         self.peak_bytes_in_flight = 0
         self.replicas: list[int] = []  # per stage group (see fuse_groups)
@@ -207,14 +217,16 @@ class RayExecutor(Executor):
         self.startup_s = time.perf_counter() - start
         metrics = RunMetrics(executor="ray", shards=len(plan.shards))
         if progress is not None:
-            progress.start(plan, [s.name for s in plan.recipe.stages])
+            placed = {i: n for g, n in zip(self.groups, self.replicas, strict=True) for i in g}  # per stage
+            stages = plan.recipe.stages
+            progress.start(plan, [s.name for s in stages], [placed.get(i, 1) for i in range(len(stages))])
         shard_owner = {s.id: pipe.writers[i % len(pipe.writers)] for i, s in enumerate(plan.shards)}
         op_totals: dict[tuple[int, str], OperatorMetrics] = {}
         next_call: dict[Any, Any] = {}  # meta ref -> (loader, payload ref)
         for loader in pipe.loaders:
             meta_ref, payload_ref = loader.next.options(num_returns=2).remote()
             next_call[meta_ref] = (loader, payload_ref)
-        queued: list[tuple[Any, dict[str, Any], Any]] = []  # loader, meta, payload ref awaiting capacity
+        queued: list[tuple[Any, BatchRead, Any]] = []  # loader, message, payload ref awaiting capacity
         in_flight: dict[Any, Chain] = {}
         bytes_in_flight = 0
         expected: dict[str, int] = {}
@@ -223,7 +235,7 @@ class RayExecutor(Executor):
         tally = ShardTally()  # per-shard counts, so a checkpoint holds exactly the committed shards' counts
         try:
             while next_call or queued or in_flight:
-                while queued and self._has_room(len(in_flight), bytes_in_flight, queued[0][1]["nbytes"]):
+                while queued and self._has_room(len(in_flight), bytes_in_flight, queued[0][1].nbytes):
                     loader, meta, payload_ref = queued.pop(0)
                     ref, chain = self._submit(pipe, shard_owner, meta, payload_ref)
                     in_flight[ref] = chain
@@ -262,22 +274,17 @@ class RayExecutor(Executor):
                         continue
                     loader, payload_ref = next_call.pop(ref)
                     meta = ray.get(ref)
-                    if meta.get("done"):
+                    if isinstance(meta, LoaderDone):
                         continue
-                    if meta.get("end"):
-                        expected[meta["shard"]] = meta["batches"]
-                        if written[meta["shard"]] == meta["batches"]:
-                            owner = shard_owner[meta["shard"]]
-                            commits[owner.commit.remote(meta["shard"], meta["batches"])] = meta["shard"]
+                    if isinstance(meta, ShardEnd):
+                        expected[meta.shard] = meta.batches
+                        if written[meta.shard] == meta.batches:
+                            owner = shard_owner[meta.shard]
+                            commits[owner.commit.remote(meta.shard, meta.batches)] = meta.shard
                         meta_ref, payload_ref = loader.next.options(num_returns=2).remote()
                         next_call[meta_ref] = (loader, payload_ref)
                         continue
-                    metrics.rows_read += meta["rows"]
-                    metrics.batches += 1
-                    for k, v in meta["reader_reasons"].items():
-                        metrics.reader_reasons[k] = metrics.reader_reasons.get(k, 0) + v
-                    tally.read(meta["shard"], meta)
-                    note_damage(metrics, meta.get("damaged"), plan.recipe.on_damaged_input == "fail")
+                    count_read(metrics, tally, meta, plan.recipe.on_damaged_input == "fail")
                     queued.append((loader, meta, payload_ref))
                 if progress is not None:
                     progress.update_counts(metrics)
@@ -310,15 +317,15 @@ class RayExecutor(Executor):
         cap = self.params.max_bytes_in_flight
         return cap is None or chains == 0 or nbytes + next_bytes <= cap
 
-    def _submit(self, pipe: Pipeline, owner: dict[str, Any], meta: dict[str, Any], ref: Any) -> tuple[Any, Chain]:
+    def _submit(self, pipe: Pipeline, owner: dict[str, Any], meta: BatchRead, ref: Any) -> tuple[Any, Chain]:
         used = []
         for k in range(len(pipe.stages)):
             actor = pipe.least_loaded(k)
             pipe.load[actor] += 1
             used.append(actor)
             ref = actor.process.remote(meta, ref)
-        done = owner[meta["shard"]].write.remote(meta, ref)
-        return done, Chain(meta["shard"], meta["nbytes"], used)
+        done = owner[meta.shard].write.remote(meta, ref)
+        return done, Chain(meta.shard, meta.nbytes, used)
 
     def _stage_metrics(self, totals: dict[tuple[int, str], OperatorMetrics]) -> list[StageMetrics]:
         out, k = [], 0

@@ -1,7 +1,7 @@
 """Which executor runs a recipe, and ``run_recipe``: the factory above every executor implementation.
 
 The executor classes come from the plugin registry (core registers ``inline`` and ``ray``), so this module
-imports none of them. :meth:`mdf.recipe.ExecutorSpec.choice` says which one a recipe gets and why; ``mdf run``
+imports none of them. :func:`mdf.resolve.choose_executor` says which one a recipe gets and why; ``mdf run``
 prints that as one line.
 """
 
@@ -25,19 +25,20 @@ from mdf.io.rejected import save as save_rejected_schema
 from mdf.metrics import RunMetrics
 from mdf.ownership import claim
 from mdf.plugins import Plugins
-from mdf.recipe import Recipe, check_executor
+from mdf.recipe import Recipe
 from mdf.report.build import write_report
 from mdf.report.context import run_context
+from mdf.resolve import check_executor, choose_executor
 from mdf.runlog import LOG, run_log
 
 
 def build_executor(plan: Plan) -> tuple[Executor, str]:
     """The recipe's executor, constructed with its validated parameters, and one line saying which and why."""
     spec = plan.recipe.executor
-    name, why = spec.choice()
+    name, why = choose_executor(spec, plan.plugins)
     params = check_executor(spec, plan.plugins)  # exit 2 (with the pip line) when the executor cannot run here
     cls = plan.plugins.executors.get(name, "executor.type")
-    executor = cls(plan, **params.model_dump(exclude_unset=True))
+    executor = cls(plan, params)
     detail = executor.summary()
     return executor, f"executor: {name}{' (' + detail + ')' if detail else ''}, because {why}"
 

@@ -210,7 +210,7 @@ def decide(
         )
         rows = fixed_batch_rows
     partitions = R.partition_count(rows, profile.shard_rows)
-    worker_count, rule = R.workers(resources.cores, partitions)
+    worker_count, rule = R.workers(resources.cores, len(profile.shard_rows))
     fired.append(rule)
     in_flight, rule = R.max_in_flight(rows * row_memory * weight, resources.available_bytes, worker_count, partitions)
     fired.append(rule)

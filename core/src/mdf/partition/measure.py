@@ -26,7 +26,8 @@ from mdf.deduplicator import Deduplicator
 from mdf.operators import BatchContext, Operator
 from mdf.partition.payload import row_payload_bytes
 from mdf.plugins import Plugins
-from mdf.recipe import Recipe, build_operator
+from mdf.recipe import Recipe
+from mdf.resolve import build_operator
 from mdf.state import KeyState
 
 WARMUP_ROWS = 64

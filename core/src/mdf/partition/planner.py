@@ -189,11 +189,11 @@ def resolve_auto(
 ) -> tuple[int, int]:
     """``(batch_rows, max_in_flight)`` for a prepared plan: the recipe's value where it is a number, else planned.
 
-    Called by ``prepare()`` when ``executor.batch_rows`` or ``executor.max_in_flight`` is ``"auto"``. With a
-    numeric ``batch_rows``, ``max_in_flight`` is derived from that batch size.
+    Called by ``prepare()`` when ``executor.batch_rows`` is ``"auto"``. With a numeric ``batch_rows``,
+    ``max_in_flight`` is derived from that batch size. ``max_in_flight`` is the planner's suggestion: an executor
+    with a bound of its own in its parameters (Ray's ``executor.max_in_flight``) uses that one instead.
     """
     rows = recipe.executor.batch_rows
-    in_flight = getattr(recipe.executor, "max_in_flight", "auto")
     result = plan_partitions(
         plan.reader,
         plan.shards,
@@ -205,4 +205,4 @@ def resolve_auto(
         batch_rows=rows if isinstance(rows, int) else None,
     )
     plan.partition = result.to_json()  # the run report shows the choice and its rules
-    return result.batch_rows, in_flight if isinstance(in_flight, int) else result.max_in_flight
+    return result.batch_rows, result.max_in_flight

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from mdf.executor.api import auto_workers
 from mdf.profiles import Modality
 
 MB = 1 << 20
@@ -32,8 +33,6 @@ SKEW_THRESHOLD = 0.7
 SKEW_CUT = 0.8  # skewed data: 20 % smaller partitions so one heavy batch does not stall a worker
 MIN_PARTITIONS_ABOVE_ROWS = 10_000
 PARTITIONS_PER_CORE = 1.5
-WORKER_SHARE = 0.75  # leave a quarter of the cores to the driver, Ray and the OS
-WORKER_BOOST = 1.2  # many partitions: slightly oversubscribe, workers wait on I/O part of the time
 
 
 @dataclass(frozen=True)
@@ -206,17 +205,12 @@ def partition_count(rows: int, shard_rows: list[int]) -> int:
     return sum(math.ceil(n / rows) for n in shard_rows if n > 0)
 
 
-def workers(cores: int, partitions: int) -> tuple[int, Rule]:
-    """75 % of cores (at least 1); no more than there are partitions; 120 % of that with many partitions."""
-    base = max(1, int(cores * WORKER_SHARE))
-    if partitions < base:
-        n, why = max(1, partitions), f"only {partitions} partition(s): {max(1, partitions)} worker(s)"
-    elif partitions > 2 * base:
-        n = max(base, int(base * WORKER_BOOST))
-        why = f"{partitions} partitions > 2 x {base}: {WORKER_BOOST:g} x {base} = {n}"
-    else:
-        n, why = base, f"75 % of {cores} cores = {base}"
-    return n, Rule("workers", why, {"cores": cores, "base": base, "partitions": partitions, "workers": n})
+def workers(cores: int, shards: int) -> tuple[int, Rule]:
+    """``workers: auto`` as the executor reads it (:func:`mdf.executor.api.auto_workers`: one per core, no more
+    than there are shards), so ``mdf plan`` prints the number the run uses."""
+    n = auto_workers(cores, shards)
+    why = f"one per core: {n} of {cores}" if n == cores else f"only {shards} shard(s): {n} worker(s) of {cores} cores"
+    return n, Rule("workers", why, {"cores": cores, "shards": shards, "workers": n})
 
 
 def max_in_flight(batch_bytes: float, available_bytes: float, worker_count: int, partitions: int) -> tuple[int, Rule]:

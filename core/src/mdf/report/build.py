@@ -57,9 +57,18 @@ def render(m: RunMetrics) -> str:
         "batch-size": sections.batch_size(m),
         "projection": scale.projection(m),
     }
+    parts = [(i, t, body[i]) for i, t in SECTIONS]
+    after = [i for i, _ in SECTIONS].index("bottleneck") + 1
+    for sid, stitle, html in scale.executor_sections(m):  # the executor's own: replace a core section or follow it
+        at = next((k for k, (i, _, _) in enumerate(parts) if i == sid), None)
+        if at is not None:
+            parts[at] = (sid, parts[at][1], html)
+        else:
+            parts.insert(after, (sid, stitle, html))
+            after += 1
     title = f"mdf run report: {m.rows_read:,} rows -> {m.rows_written:,} kept"
     subtitle = f"{m.executor} executor, {m.wall_s:,.2f} s, {m.rows_per_s:,.0f} rec/s"
-    return page(title, subtitle, [(i, t, body[i]) for i, t in SECTIONS])
+    return page(title, subtitle, parts)
 
 
 def write_report(output: str | os.PathLike[str]) -> Path:

@@ -11,44 +11,51 @@ from mdf.metrics import RunMetrics
 from mdf.report import plots
 from mdf.report.html import plot, section, table
 from mdf.report.sections import stage_ranges
-from mdf.run_stats import RayMetrics
+from mdf.report.table import describe
+from mdf.run_stats import ExecutorSection
 
 
 def bottleneck(m: RunMetrics) -> Markup:
-    ray = m.executor_metrics
-    if isinstance(ray, RayMetrics) and ray.stage_stats:  # Ray: busy time per replica, measured by the actors
-        rows: list[list[Any]] = []
-        labels: list[str] = []
-        values: list[float] = []
-        for s in ray.stage_stats:
-            per = s.replica_utilisation
-            rows.append(
-                [s.name, s.replicas, len(s.nodes), s.busy_s, s.utilisation * 100, ", ".join(f"{u:.0%}" for u in per)]
-            )
-            labels += [f"{s.name} #{i}" for i in range(len(per))]
-            values += [u * 100 for u in per]
-        w = ray.writer_stats
-        if w is not None:
-            rows.append([w.name, w.replicas, "", w.busy_s, w.utilisation * 100, ""])
-        headers = ["stage", "replicas", "nodes", "busy s", "utilisation %", "per replica"]
-        intro = Markup(
-            "<p>Bottleneck: <b>{}</b> (the busiest stage per replica). Chains in flight: peak {} of {}.</p>"
-        ).format(ray.bottleneck, ray.peak_in_flight, ray.max_in_flight)
-        img = plots.safely(plots.bars, labels, values, "busy % of wall time", "utilisation per replica", 100)
-        return section("bottleneck", "Bottleneck and utilisation per replica", intro, plot(img),
-                       table(headers, rows, numeric=(1, 2, 3, 4)))  # fmt: skip
-    # inline: one process; the stage with the most operator time is the one to speed up or give replicas
+    """Where operator time went, from the counters every executor keeps; an executor that measures more (Ray's
+    busy time per replica) replaces this section with its own (:func:`executor_sections`)."""
     busy = [(s.name, sum(op.time_s for op in s.operators)) for s in m.stages]
     total = sum(b for _, b in busy) or 1.0
     worst = max(busy, key=lambda b: b[1])[0] if busy else "-"
     rows = [[n, b, b / total * 100, b / m.wall_s * 100 if m.wall_s else 0.0] for n, b in busy]
     intro = Markup(
-        "<p>Bottleneck: <b>{}</b> (most operator time). Inline runs one process; on Ray this stage is "
-        "the one to give more replicas.</p>"
+        "<p>Bottleneck: <b>{}</b> (most operator time): the stage to speed up, or to give more replicas on "
+        "an executor that has them.</p>"
     ).format(worst)
     img = plots.safely(plots.bars, [n for n, _ in busy], [r[3] for r in rows], "% of wall time", "stage time", None)
     return section("bottleneck", "Bottleneck", intro, plot(img),
                    table(["stage", "operator time s", "share %", "% of wall"], rows, numeric=(1, 2, 3)))  # fmt: skip
+
+
+def executor_section(sec: ExecutorSection) -> Markup:
+    """An executor's section, laid out and escaped like the report's own."""
+    parts: list[Any] = [Markup("<p>{}</p>").format(line) for line in sec.lines]
+    if sec.bars is not None:
+        labels, values, axis = sec.bars
+        parts.append(plot(plots.safely(plots.bars, labels, values, axis, sec.title, sec.bars_limit)))
+    if sec.headers:
+        parts.append(table(sec.headers, sec.rows, numeric=sec.numeric))
+    return section(sec.id, sec.title, *parts)
+
+
+def executor_sections(m: RunMetrics) -> list[tuple[str, str, Markup]]:
+    """``(id, title, section)`` for each section the executor contributes (:meth:`ExecutorMetrics.report_sections`).
+    A renderer that fails gives one section saying which executor and what failed: the page and the run stand."""
+    sections: list[tuple[str, str, Markup]] = []
+    try:
+        for sec in m.executor_metrics.report_sections():
+            sections.append((sec.id, sec.title, executor_section(sec)))
+    except Exception as exc:
+        title = f"{m.executor} executor"
+        text = Markup('<p class="bad">the {} executor\'s report section failed: {}</p>').format(
+            m.executor, describe(exc)
+        )
+        return [("executor-error", title, section("executor-error", title, text))]
+    return sections
 
 
 def key_state(m: RunMetrics) -> Markup:
@@ -118,4 +125,4 @@ def projection(m: RunMetrics) -> Markup:
     return section("projection", "Scale-out projection", *parts)
 
 
-__all__ = ["bottleneck", "key_state", "projection", "stage_ranges"]
+__all__ = ["bottleneck", "executor_sections", "key_state", "projection", "stage_ranges"]

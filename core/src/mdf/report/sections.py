@@ -17,7 +17,8 @@ from mdf.metrics import RunMetrics
 from mdf.recording import LATENCY_EDGES_S, histogram_quantile
 from mdf.report import plots
 from mdf.report.html import num, plot, section, table
-from mdf.run_stats import Machine, RayMetrics
+from mdf.report.table import startup_seconds
+from mdf.run_stats import Machine
 
 
 def stage_ranges(m: RunMetrics) -> list[tuple[str, int, int]]:
@@ -67,11 +68,11 @@ def summary(m: RunMetrics) -> Markup:
             f"; started {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(started))}" if started else "",
         ),
     ]
-    ray = m.executor_metrics
-    if isinstance(ray, RayMetrics) and ray.startup_s:
+    startup = startup_seconds(m.executor_metrics)
+    if startup:
         lines.append(
-            Markup('<p class="muted">{:.1f} s of the wall time was starting actors: {:,.0f} rec/s after</p>').format(
-                ray.startup_s, _rate(m.rows_read, m.wall_s - ray.startup_s)
+            Markup('<p class="muted">{:.1f} s of the wall time was starting up: {:,.0f} rec/s after</p>').format(
+                startup, _rate(m.rows_read, m.wall_s - startup)
             )
         )
     if m.resumed is not None:

@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 
 from mdf.metrics import RunMetrics
-from mdf.run_stats import RayMetrics
+from mdf.run_stats import ExecutorMetrics
+
+
+def executor_lines(m: RunMetrics) -> list[str]:
+    """The executor's own lines (:meth:`ExecutorMetrics.run_lines`); a renderer that fails costs its lines
+    only, and the table says so."""
+    try:
+        return [str(line) for line in m.executor_metrics.run_lines()]
+    except Exception as exc:
+        return [f"[red]the {escape(m.executor)} executor's figures could not be shown: {escape(describe(exc))}[/]"]
+
+
+def startup_seconds(em: ExecutorMetrics) -> float:
+    """The executor's start-up seconds, 0 when it does not say or its method fails (a figure, not the run)."""
+    try:
+        return float(em.startup_seconds() or 0.0)
+    except Exception:
+        return 0.0
+
+
+def describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _top_reasons(reasons: dict[str, int], n: int = 3) -> str:
@@ -14,11 +36,10 @@ def _top_reasons(reasons: dict[str, int], n: int = 3) -> str:
 
 
 def _startup(m: RunMetrics) -> str:
-    ray = m.executor_metrics
-    startup = ray.startup_s if isinstance(ray, RayMetrics) else 0.0
+    startup = startup_seconds(m.executor_metrics)
     if not startup or m.wall_s <= startup:
         return ""
-    return f"; {startup:.1f}s of it starting actors, {m.rows_read / (m.wall_s - startup):,.0f} rec/s after"
+    return f"; {startup:.1f}s of it starting up, {m.rows_read / (m.wall_s - startup):,.0f} rec/s after"
 
 
 def metrics_table(m: RunMetrics) -> Table:
@@ -58,13 +79,7 @@ def metrics_table(m: RunMetrics) -> Table:
         lines.append(f"[red]... and {len(m.damaged) - 20} more damaged files (metrics.json lists all)[/]")
     if m.resumed is not None:
         lines.append(f"resumed: {m.resumed.skipped_shards} shard(s) restored from the earlier run, counts included")
-    ray = m.executor_metrics
-    if isinstance(ray, RayMetrics) and ray.stage_stats:
-        parts = [f"{s.name} x{s.replicas} busy {s.utilisation:.0%}" for s in ray.stage_stats]
-        lines.append(
-            f"stages: {'; '.join(parts)}; bottleneck: {ray.bottleneck}; "
-            f"in flight: peak {ray.peak_in_flight} of {ray.max_in_flight}"
-        )
+    lines += executor_lines(m)
     for ns, k in m.key_state.items():
         lines.append(
             f"key state {ns}: {k.keys:,} keys in {k.buckets} bucket(s), {k.bytes / 2**20:,.1f} MiB "
