@@ -8,7 +8,6 @@ file still feeds several loaders.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,8 +18,9 @@ from pydantic import Field
 from mdf.errors import InputError, RecipeError
 from mdf.io.base import Reader, Shard, damaged_input_batch, rename_reserved
 from mdf.io.files import PartFiles
-from mdf.io.sharding import expand_paths, shard_ids
+from mdf.io.sharding import expand_paths, file_size, shard_ids
 from mdf.operators import Params
+from mdf.storage import default, is_remote
 
 _UNREADABLE = (FileNotFoundError, PermissionError, IsADirectoryError)  # the machine's problem, not the file's
 EXTENSIONS = (".parquet", ".parq", ".pq")
@@ -54,16 +54,16 @@ class ParquetReader(Reader):
         for path, sid in zip(files, shard_ids(files), strict=True):
             meta = self._metadata(path)
             if meta is None:  # damaged footer: read() yields its one damaged-input row
-                out.append(Shard(sid, path, os.path.getsize(path), rows=1))
+                out.append(Shard(sid, path, file_size(path), rows=1))
                 continue
             n = self.params.row_groups_per_shard
             if n and meta.num_row_groups > n:
                 for start in range(0, meta.num_row_groups, n):
                     stop = min(start + n, meta.num_row_groups)
                     rows = sum(meta.row_group(g).num_rows for g in range(start, stop))
-                    out.append(Shard(f"{sid}-rg{start:05d}", path, os.path.getsize(path), start, stop, rows))
+                    out.append(Shard(f"{sid}-rg{start:05d}", path, file_size(path), start, stop, rows))
             else:
-                out.append(Shard(sid, path, os.path.getsize(path), rows=meta.num_rows))
+                out.append(Shard(sid, path, file_size(path), rows=meta.num_rows))
         return out
 
     def _metadata(self, path: str) -> pq.FileMetaData | None:
@@ -126,7 +126,12 @@ class ParquetReader(Reader):
 @contextlib.contextmanager
 def _opened(path: str) -> Iterator[Any]:
     """``path`` itself, or an open Python file where the name is not UTF-8 (``os.fsdecode`` gave it surrogates,
-    which Arrow cannot encode: the run used to end with "unexpected UnicodeEncodeError")."""
+    which Arrow cannot encode: the run used to end with "unexpected UnicodeEncodeError"). A URL is opened by the
+    storage layer for random access: the footer, then each row group's byte range, one ranged GET each."""
+    if is_remote(path):
+        with default().open_random(path, file_size(path)) as f:
+            yield f
+        return
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
