@@ -185,9 +185,12 @@ def test_bad_remote_inputs_are_one_line_each(seaweed, parquet_bucket, tmp_path) 
     secret = env["AWS_SECRET_ACCESS_KEY"]
     cases = {
         f"s3://{bucket}/data/**/*.jsonl": ("no input object matches", env),
-        "s3://no-such-bucket-mdf/data/*.parquet": ("no-such-bucket-mdf", env),
+        "s3://no-such-bucket-mdf/data/*.parquet": ("bucket 'no-such-bucket-mdf' does not exist", env),
         f"s3://{bucket}/data/a/missing.parquet": ("no input object matches", env),
-        f"s3://{bucket}/data/a/x.parquet": ("cannot list", {**env, "AWS_SECRET_ACCESS_KEY": "wrong-" + secret}),
+        f"s3://{bucket}/data/a/x.parquet": (
+            "check the credentials",
+            {**env, "AWS_SECRET_ACCESS_KEY": "wrong-" + secret},
+        ),
     }
     for i, (url, (said, e)) in enumerate(cases.items()):
         err = one_line_error(run(tmp_path / str(i), {"type": "parquet", "paths": [url]}, e))
@@ -200,6 +203,7 @@ def test_bad_remote_inputs_are_one_line_each(seaweed, parquet_bucket, tmp_path) 
     err = one_line_error(run(tmp_path / "closed", {"type": "parquet", "paths": [url]},
                              {**env, "AWS_ENDPOINT_URL_S3": f"http://127.0.0.1:{closed}"}))  # fmt: skip
     assert time.monotonic() - began < 60 and url in err and secret not in err, err
+    assert "check the endpoint" in err
 
 
 def test_a_remote_stream_is_not_downloaded_first(seaweed, bucket, make_proxy, monkeypatch) -> None:

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from mdf.errors import RecipeError
-from mdf.storage import ObjectInfo, ObjectNotFound, StorageError, default, is_remote
+from mdf.storage import ObjectInfo, ObjectNotFound, Storage, StorageError, default, is_remote
 
 _UNSAFE = re.compile(r"[^\w-]+")  # \w: letters and digits of every script, and "_"
 MAX_ID_BYTES = 160
@@ -76,16 +76,39 @@ _LISTED: dict[str, ObjectInfo] = {}
 def _expand_remote(pattern: str, where: str, extensions: tuple[str, ...] | None) -> list[str]:
     """One remote pattern through the storage layer; every failure is one line naming the pattern and ``where``
     (exit 2: the recipe names input that cannot be listed, found before any work)."""
+    storage = default()
     try:
-        found = default().expand([pattern], where.rsplit("[", 1)[0], extensions)
+        found = storage.expand([pattern], where.rsplit("[", 1)[0], extensions)
     except ObjectNotFound as exc:
         detail = str(exc).removeprefix(f"{pattern}: ").split(" (", 1)[0].split("; ", 1)[0]
+        bucket = _bucket(pattern)
+        if bucket is not None and not _exists(storage, bucket):
+            detail = f"bucket {bucket.removeprefix('s3://')!r} does not exist at this endpoint"
         raise RecipeError(f"no input object matches {pattern!r} ({detail}); fix the URL or glob", where) from None
     except StorageError as exc:
-        raise RecipeError(f"cannot list {pattern!r}: {exc}", where) from None
+        detail = str(exc).removeprefix(f"{exc.url}: ")
+        hint = ""
+        if "ACCESS_DENIED" in detail or "AccessDenied" in detail or " 403" in detail:
+            hint = "; check the credentials (AWS_ACCESS_KEY_ID/AWS_PROFILE, the credential chain) and the bucket policy"
+        elif "after" in detail and "tries" in detail:
+            hint = "; check the endpoint (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL) and the network"
+        raise RecipeError(f"cannot list {pattern!r}: {detail}{hint}", where) from None
     for obj in found:
         _LISTED[obj.url] = obj
     return [obj.url for obj in found]
+
+
+def _bucket(url: str) -> str | None:
+    """``s3://bucket`` of an ``s3://`` URL (where a missing bucket is worth naming), else ``None``."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}" if scheme in ("s3", "s3a") and rest else None
+
+
+def _exists(storage: Storage, url: str) -> bool:
+    try:
+        return storage.exists(url)
+    except StorageError:
+        return True  # cannot tell: say what the listing said
 
 
 def file_info(path: str) -> tuple[int, int | None]:
