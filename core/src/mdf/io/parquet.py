@@ -97,7 +97,7 @@ class ParquetReader(Reader):
         return None
 
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        with _opened(shard.path) as source:
+        with _opened(shard.path, shard.size) as source:
             yield from self._read(shard, source, batch_rows)
 
     def _read(self, shard: Shard, source: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
@@ -124,12 +124,12 @@ class ParquetReader(Reader):
 
 
 @contextlib.contextmanager
-def _opened(path: str) -> Iterator[Any]:
+def _opened(path: str, size: int | None = None) -> Iterator[Any]:
     """``path`` itself, or an open Python file where the name is not UTF-8 (``os.fsdecode`` gave it surrogates,
     which Arrow cannot encode: the run used to end with "unexpected UnicodeEncodeError"). A URL is opened by the
     storage layer for random access: the footer, then each row group's byte range, one ranged GET each."""
     if is_remote(path):
-        with default().open_random(path, file_size(path)) as f:
+        with default().open_random(path, size or file_size(path)) as f:
             yield f
         return
     try:
