@@ -14,6 +14,11 @@ Run from the repository root with mdf's venv active:
 
 Quote the ratio (S3 input vs local input, same run), never the absolute times alone: loopback S3 on a shared
 2-core machine measures mdf's request path and SeaweedFS's CPU, not a network.
+
+Measured 2026-12-04, 2 shared cores at load 9-12, S3 input speed vs local input: ``--rows 50000 --repeat 3``
+0.95x; ``--rows 200000`` with the Parquet reader's 1 MiB read buffer 0.68x (repeat 2), with 8 MiB ranged reads
+for remote files 0.91x (repeat 2) and 1.55x (repeat 3: the local runs drew the busier moments). The spread is
+the machine's load; the kept rows and every part file's bytes were equal in every run.
 """
 
 from __future__ import annotations
