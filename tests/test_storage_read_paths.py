@@ -177,12 +177,14 @@ def test_resume_sees_an_object_rewritten_under_the_same_key(seaweed, parquet_buc
 
 
 def test_bad_remote_inputs_are_one_line_each(seaweed, parquet_bucket, tmp_path) -> None:
-    """Glob matching nothing, bucket missing, key missing, wrong secret, a closed endpoint port: exit 2 before
-    any work, one line naming the URL and ``reader.paths[i]``, no traceback, no secret; the closed port fails
-    within 60 s. Fails before the change: seen (every URL was "no input file matches" a local glob)."""
+    """Glob matching nothing, bucket missing, key missing, wrong secret, no credentials, a closed endpoint port:
+    exit 2 before any work, one line naming the URL and ``reader.paths[i]``, no traceback, no secret; the closed
+    port fails within 60 s (8 tries, at most ~16 s of backoff). Fails before the change: seen (every URL was
+    "no input file matches" a local glob)."""
     bucket, _ = parquet_bucket
     env = env_of(seaweed)
     secret = env["AWS_SECRET_ACCESS_KEY"]
+    nocreds = {**env, "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "HOME": str(tmp_path)}  # no chain
     cases = {
         f"s3://{bucket}/data/**/*.jsonl": ("no input object matches", env),
         "s3://no-such-bucket-mdf/data/*.parquet": ("bucket 'no-such-bucket-mdf' does not exist", env),
@@ -191,6 +193,7 @@ def test_bad_remote_inputs_are_one_line_each(seaweed, parquet_bucket, tmp_path) 
             "check the credentials",
             {**env, "AWS_SECRET_ACCESS_KEY": "wrong-" + secret},
         ),
+        f"s3://{bucket}/data/c/z.parquet": ("check the credentials", nocreds),
     }
     for i, (url, (said, e)) in enumerate(cases.items()):
         err = one_line_error(run(tmp_path / str(i), {"type": "parquet", "paths": [url]}, e))
