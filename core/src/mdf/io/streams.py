@@ -20,6 +20,7 @@ import zlib
 from collections.abc import Iterator
 from typing import IO, Any
 
+from mdf.io.sharding import file_size
 from mdf.storage import default, is_remote
 
 COMPRESSED = (".gz", ".zst", ".zstd")
@@ -40,9 +41,10 @@ def compression_of(path: str) -> str:
 
 
 def open_raw(path: str) -> IO[bytes]:
-    """The file's bytes: a local file, or a streamed, seekable reader of a remote object."""
+    """The file's bytes: a local file, or a streamed, seekable reader of a remote object (its size from the
+    listing where this process made it: no HEAD request)."""
     if is_remote(path):
-        return default().open_input(path)
+        return default().open_input(path, size=file_size(path))
     return open(path, "rb")
 
 
