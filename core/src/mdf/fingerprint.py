@@ -1,7 +1,9 @@
 """What a run is: the recipe after overrides and the input listing, hashed; ``--resume`` continues only the same.
 
 The recipe is taken without ``executor``, ``source`` and ``on_damaged_input`` (how to run and when to stop do not
-change what is written), output paths made absolute, and the input listing as (path, size, mtime). Written to
+change what is written), output paths made absolute, and the input listing as (path, size, mtime). For an
+object (``s3://...``) size and mtime come from the listing the reader made (:func:`mdf.io.sharding.file_info`):
+an object rewritten under the same key gets a new last-modified time, so ``--resume`` sees it changed. Written to
 ``_mdf/run.json`` before any data (:mod:`mdf.ownership`) and into the checkpoint manifest.
 """
 
@@ -13,7 +15,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from mdf.io.sharding import file_info
 from mdf.output_paths import output_dirs
+from mdf.storage import StorageError, is_remote
 
 
 @dataclass(frozen=True)
@@ -33,13 +37,12 @@ class Fingerprint:
         # how to run (executor) and when to stop (on_damaged_input) do not change what is written
         recipe = plan.recipe.model_dump(mode="json", exclude={"executor", "source", "on_damaged_input"})
         for role, path in output_dirs(plan.recipe):
-            recipe[role]["path"] = os.path.abspath(path)
+            recipe[role]["path"] = path if is_remote(path) else os.path.abspath(path)
         inputs = []
         for path in dict.fromkeys(s.path for s in plan.shards):
             try:
-                st = os.stat(path)
-                inputs.append([path, st.st_size, st.st_mtime_ns])
-            except OSError:
+                inputs.append([path, *file_info(path)])
+            except (OSError, StorageError):
                 inputs.append([path, None, None])
         return cls(recipe, inputs)
 

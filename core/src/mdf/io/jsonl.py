@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import os
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import IO, Any
@@ -25,7 +24,7 @@ from mdf.io.base import Reader, Shard, damaged_input_batch, rename_reserved
 from mdf.io.files import PartFiles
 from mdf.io.jsonl_schema import extend, infer_schema, parse_type
 from mdf.io.jsonl_values import BAD_VALUE, bad_value, deep_detail, split_deep
-from mdf.io.sharding import expand_paths, shard_ids
+from mdf.io.sharding import expand_paths, file_info, file_size, shard_ids
 from mdf.io.streams import COMPRESSED, DamagedStream, open_stream, sample_lines
 from mdf.metrics import REASON, REASON_DETAIL
 from mdf.operators import Params
@@ -67,7 +66,7 @@ class JsonlReader(Reader):
         out: list[Shard] = []
         step = self.params.bytes_per_shard
         for path, sid in zip(files, shard_ids(files), strict=True):
-            size = os.path.getsize(path)
+            size = file_size(path)
             if step and size > step and not path.endswith(COMPRESSED):
                 for i, start in enumerate(range(0, size, step)):
                     out.append(Shard(f"{sid}-b{i:05d}", path, size, start, min(start + step, size)))
@@ -92,7 +91,7 @@ class JsonlReader(Reader):
     def file_schema(self, path: str) -> pa.Schema:
         """Types every block of ``path`` is parsed against: ``columns``' types, else a sample's majority types."""
         try:
-            sampled = _sampled_schema(path, os.path.getmtime(path))
+            sampled = _sampled_schema(path, file_info(path)[1] or 0)
         except OSError as exc:
             raise InputError(f"cannot read JSONL file {path}: {exc}") from exc
         cols = self.params.columns

@@ -1,4 +1,10 @@
-"""Turn the recipe's path globs into files and stable shard ids."""
+"""Turn the recipe's path globs into files and stable shard ids.
+
+A pattern with a scheme (``s3://bucket/cc/**/*.parquet``, ``https://host/x.warc.gz``, any fsspec protocol) is
+expanded by the storage layer (:meth:`mdf.storage.Storage.expand`), whose listing already carries each object's
+size and mtime/ETag-time: they are kept here (:func:`file_info`) so readers and the run fingerprint do not send a
+second request per object. Local paths are listed exactly as before.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from mdf.errors import RecipeError
+from mdf.storage import ObjectInfo, ObjectNotFound, Storage, StorageError, default, is_remote
 
 _UNSAFE = re.compile(r"[^\w-]+")  # \w: letters and digits of every script, and "_"
 MAX_ID_BYTES = 160
@@ -33,7 +40,11 @@ def expand_paths(
     before any work is done.
     """
     files: list[str] = []
+    remote: list[str] = []
     for i, pattern in enumerate(patterns):
+        if is_remote(pattern):
+            remote.extend(_expand_remote(pattern, f"{yaml_path}[{i}]", extensions))
+            continue
         p = os.path.expanduser(pattern)
         if os.path.isdir(p):
             found = [f for f in sorted(Path(p).rglob("*")) if f.is_file() and not _hidden(f.relative_to(p))]
@@ -55,7 +66,64 @@ def expand_paths(
     unique: dict[str, str] = {}  # real path -> first path naming it: a symlink loop under "**" lists a file
     for f in sorted(dict.fromkeys(os.path.abspath(f) for f in files), key=lambda f: (len(f), f)):  # many times
         unique.setdefault(os.path.realpath(f), f)
-    return sorted(unique.values())
+    return sorted([*unique.values(), *dict.fromkeys(remote)])
+
+
+_LISTED: dict[str, ObjectInfo] = {}
+"""Objects the last expansions listed, by URL: their size and mtime without another request."""
+
+
+def _expand_remote(pattern: str, where: str, extensions: tuple[str, ...] | None) -> list[str]:
+    """One remote pattern through the storage layer; every failure is one line naming the pattern and ``where``
+    (exit 2: the recipe names input that cannot be listed, found before any work)."""
+    storage = default()
+    try:
+        found = storage.expand([pattern], where.rsplit("[", 1)[0], extensions)
+    except ObjectNotFound as exc:
+        detail = str(exc).removeprefix(f"{pattern}: ").split(" (", 1)[0].split("; ", 1)[0]
+        bucket = _bucket(pattern)
+        if bucket is not None and not _exists(storage, bucket):
+            detail = f"bucket {bucket.removeprefix('s3://')!r} does not exist at this endpoint"
+        raise RecipeError(f"no input object matches {pattern!r} ({detail}); fix the URL or glob", where) from None
+    except StorageError as exc:
+        detail = str(exc).removeprefix(f"{exc.url}: ")
+        hint = ""
+        if "ACCESS_DENIED" in detail or "AccessDenied" in detail or " 403" in detail:
+            hint = "; check the credentials (AWS_ACCESS_KEY_ID/AWS_PROFILE, the credential chain) and the bucket policy"
+        elif "after" in detail and "tries" in detail:
+            hint = "; check the endpoint (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL) and the network"
+        raise RecipeError(f"cannot list {pattern!r}: {detail}{hint}", where) from None
+    for obj in found:
+        _LISTED[obj.url] = obj
+    return [obj.url for obj in found]
+
+
+def _bucket(url: str) -> str | None:
+    """``s3://bucket`` of an ``s3://`` URL (where a missing bucket is worth naming), else ``None``."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}" if scheme in ("s3", "s3a") and rest else None
+
+
+def _exists(storage: Storage, url: str) -> bool:
+    try:
+        return storage.exists(url)
+    except StorageError:
+        return True  # cannot tell: say what the listing said
+
+
+def file_info(path: str) -> tuple[int, int | None]:
+    """``(size, mtime_ns)`` of an input: ``os.stat`` for a local file, the listing (or one HEAD) for a URL."""
+    if not is_remote(path):
+        st = os.stat(path)
+        return st.st_size, st.st_mtime_ns
+    obj = _LISTED.get(path)
+    if obj is None:
+        obj = _LISTED[path] = default().info(path)
+    return obj.size, obj.mtime_ns
+
+
+def file_size(path: str) -> int:
+    return file_info(path)[0]
 
 
 def _hidden(rel: Path) -> bool:
@@ -83,8 +151,9 @@ def shard_ids(files: list[str]) -> list[str]:
     """
     if not files:
         return []
-    root = os.path.commonpath([os.path.dirname(f) for f in files])
-    full = [os.path.relpath(f, root).replace(os.sep, "__") for f in files]
+    names = [_as_path(f) for f in files]
+    root = os.path.commonpath([os.path.dirname(f) for f in names])
+    full = [os.path.relpath(f, root).replace(os.sep, "__") for f in names]
     short = []
     for rel in full:
         while rel.lower().endswith(_EXTENSIONS):
@@ -96,6 +165,15 @@ def shard_ids(files: list[str]) -> list[str]:
     out = [_fit(i, rel, clash[i.casefold()] > 1) for i, rel in zip(ids, full, strict=True)]
     again = Counter(i.casefold() for i in out)  # a hashed name equal to an input's own name: the full hash
     return [_fit(i, rel, True, 40) if again[i.casefold()] > 1 else i for i, rel in zip(out, full, strict=True)]
+
+
+def _as_path(f: str) -> str:
+    """A URL as a path rooted at its scheme (``s3://b/cc/x.parquet`` -> ``/s3:/b/cc/x.parquet``), so the common
+    folder of URLs in one bucket is found as for local files and the ids are the keys below it."""
+    if not is_remote(f):
+        return f
+    scheme, _, rest = f.partition("://")
+    return "/" + scheme + ":/" + rest.split("?", 1)[0].strip("/")
 
 
 def _safe(name: str) -> str:

@@ -5,6 +5,10 @@ reader simply stops at a frame cut in half, which is how a truncated ``.jsonl.zs
 "balanced" file. Here every way a compressed stream can fail becomes one :class:`DamagedStream` carrying the
 byte offset in the compressed file and the library's message, which the reader turns into a
 ``reader:damaged_input`` row (:func:`mdf.io.base.damaged_input_batch`) after the rows it could read.
+
+A URL (``s3://``, ``https://``, ...) is read through :meth:`mdf.storage.Storage.open_input`: streamed in ranged
+blocks (bounded memory, never downloaded first), resumed where a connection breaks, so the same damage checks
+run on the remote bytes.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ import os
 import zlib
 from collections.abc import Iterator
 from typing import IO, Any
+
+from mdf.io.sharding import file_size
+from mdf.storage import default, is_remote
 
 COMPRESSED = (".gz", ".zst", ".zstd")
 _CHUNK = 1 << 14  # compressed bytes fed at once: how close a damage offset is, how little a bad block costs
@@ -33,6 +40,14 @@ def compression_of(path: str) -> str:
     return "gz" if path.endswith(".gz") else "zst" if path.endswith((".zst", ".zstd")) else "none"
 
 
+def open_raw(path: str) -> IO[bytes]:
+    """The file's bytes: a local file, or a streamed, seekable reader of a remote object (its size from the
+    listing where this process made it: no HEAD request)."""
+    if is_remote(path):
+        return default().open_input(path, size=file_size(path))
+    return open(path, "rb")
+
+
 def open_stream(path: str, mode: str = "rb", compression: str | None = None) -> IO[bytes]:
     """Open a plain, gzip or zstd file as a binary stream; ``compression`` defaults to the file's extension.
 
@@ -40,6 +55,8 @@ def open_stream(path: str, mode: str = "rb", compression: str | None = None) -> 
     compression = compression or compression_of(path)
     if "r" in mode and compression != "none":
         return _Checked(path, compression)  # type: ignore[return-value]
+    if "r" in mode:
+        return open_raw(path)
     if compression == "gz":
         return gzip.open(path, mode)  # type: ignore[return-value]
     if compression == "zst":
@@ -54,7 +71,7 @@ class _Checked:
     """``read(n)`` over a gzip or zstd file that raises :class:`DamagedStream` instead of ending short."""
 
     def __init__(self, path: str, compression: str) -> None:
-        self.raw = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self.raw = open_raw(path)
         self.compression = compression
         self._gz = gzip.GzipFile(fileobj=self.raw, mode="rb") if compression == "gz" else None
         self._buf = bytearray()
@@ -126,9 +143,10 @@ class _Checked:
 def sample_lines(path: str, points: int = 16, lines_per_point: int = 64, head_bytes: int = 4 << 20) -> list[bytes]:
     """Lines from across a file: ``points`` evenly spaced places of a plain file (``lines_per_point`` whole
     lines at each), or the first ``head_bytes`` of a compressed one (which cannot be entered mid-stream).
-    A damaged stream yields the lines before the damage; reading it reports the damage itself."""
+    A damaged stream yields the lines before the damage; reading it reports the damage itself. A remote file is
+    sampled at its head too: each seek there would cost a ranged request of a whole stream block."""
     out: list[bytes] = []
-    if path.endswith(COMPRESSED):
+    if path.endswith(COMPRESSED) or is_remote(path):
         data = bytearray()
         with open_stream(path) as f, contextlib.suppress(DamagedStream):
             while len(data) < head_bytes:

@@ -22,7 +22,7 @@ import re
 import zlib
 from typing import Any, BinaryIO
 
-from mdf_text.io.warc_split import is_gzip
+from mdf_text.io.warc_split import is_gzip, open_binary
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _LZ4_MAGIC = b"\x04\x22\x4d\x18"
@@ -37,7 +37,7 @@ def check_tail(path: str, start: int, stop: int) -> tuple[int, str] | None:
     ``(offset, message)``: where the damaged record (or its gzip member) starts and what is wrong."""
     if start >= stop:
         return None
-    with open(path, "rb") as f:
+    with open_binary(path) as f:
         if f.read(4) == _LZ4_MAGIC:  # FastWARC's other codec: not checked here (no lz4 in the dependencies)
             return None
         f.seek(start)

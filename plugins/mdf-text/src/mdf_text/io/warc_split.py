@@ -13,6 +13,9 @@ record start and *proving* it is one:
 
 Planning reads a few kilobytes per cut (seek + read), never the whole file, so it stays cheap on the driver.
 A file compressed as one gzip member (``gzip file.warc``) has no inner boundary and stays one shard.
+
+Every open goes through :func:`open_binary`, so a URL (``s3://``, ``https://``) is read the same way: streamed
+by ranged requests of the storage layer, small blocks for these probes, never downloaded whole.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ import io
 import os
 import re
 import zlib
+from typing import BinaryIO
+
+from mdf.storage import default, is_remote
 
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _WARC_MAGIC = b"WARC/1."
@@ -28,8 +34,19 @@ _SCAN = 1 << 20  # bytes searched per read while looking for the next boundary
 _CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d+)[ \t]*\r\n", re.IGNORECASE)
 
 
+PROBE_BLOCK = 1 << 16  # bytes per ranged request when probing a remote file (magic bytes, a cut, a tail)
+
+
+def open_binary(path: str, size: int | None = None, block: int = PROBE_BLOCK) -> BinaryIO:
+    """A local file, or a remote object streamed by ranged requests of ``block`` bytes (``size``: known size,
+    saves a HEAD request)."""
+    if is_remote(path):
+        return default().open_input(path, block_size=block, size=size)  # type: ignore[return-value]
+    return open(path, "rb")
+
+
 def is_gzip(path: str) -> bool:
-    with open(path, "rb") as f:
+    with open_binary(path) as f:
         return f.read(3) == _GZIP_MAGIC
 
 
@@ -37,12 +54,12 @@ def cut_points(path: str, size: int, step: int) -> list[int]:
     """Record-start offsets ``[0, c1, c2, ...]`` about ``step`` bytes apart (always starts with 0)."""
     gz = is_gzip(path)
     if not gz:
-        with open(path, "rb") as f:
+        with open_binary(path, size) as f:
             head = f.read(len(_WARC_MAGIC))
         if head != _WARC_MAGIC:  # zstd, lz4, bzip2... or not a WARC file: one shard, the reader says which
             return [0]
     cuts = [0]
-    with open(path, "rb") as f:
+    with open_binary(path, size) as f:
         for nominal in range(step, size, step):
             if nominal <= cuts[-1]:
                 continue
@@ -112,7 +129,7 @@ def record_end(path: str, at: int) -> int | None:
     """Offset just past the uncompressed record that starts at ``at`` (where the next one should begin)."""
     if is_gzip(path):
         return None
-    with open(path, "rb") as f:
+    with open_binary(path) as f:
         f.seek(at)
         head = f.read(1 << 16)
     end = head.find(b"\r\n\r\n")
@@ -143,9 +160,9 @@ class Window(io.RawIOBase):
     ``buffer_size`` chunks, so the Python call per read is noise next to the work per chunk.
     """
 
-    def __init__(self, path: str, start: int, stop: int) -> None:
+    def __init__(self, path: str, start: int, stop: int, size: int | None = None, block: int = PROBE_BLOCK) -> None:
         super().__init__()
-        self._f = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self._f = open_binary(path, size, block)
         self._start, self._stop = start, stop
         self._f.seek(start)
 
