@@ -139,7 +139,24 @@ class Recipe(_Spec):
     on_damaged_input: Literal["reject", "fail"] = Field(
         "reject", description="reject: a damaged file is a reader:damaged_input row and the run goes on; fail: exit 1"
     )
+    storage: Any = Field(
+        None,
+        description="object storage: storage.s3 {endpoint_url, region, anonymous, profile, max_attempts, ...}; "
+        "default: the AWS credential chain and AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL",
+    )
     source: str = ""
+
+    @field_validator("storage", mode="before")
+    @classmethod
+    def _storage(cls, value: Any) -> Any:
+        """Validated by :func:`mdf.storage.parse_storage` (errors name ``storage.<key>``, never a secret's value),
+        kept as its settings model: secrets are ``SecretStr``, so ``run.json``, the log and the report show
+        ``**********``. Imported here, not at module top: recipes without object storage never load it."""
+        if value is None:
+            return None
+        from mdf.storage.config import parse_storage
+
+        return parse_storage(value, "storage")
 
     @model_validator(mode="after")
     def _unique_stage_names(self) -> Recipe:

@@ -46,9 +46,21 @@ def parse_recipe(
         recipe = Recipe.model_validate({**data, "source": source})
     except ValidationError as exc:
         raise format_validation_error(exc, root="", model=Recipe) from None
+    configure_storage(recipe)
     check_components(recipe, plugins or load_plugins())
     (plugins or load_plugins()).manager.hook.mdf_recipe_loaded(recipe=recipe)
     return recipe
+
+
+def configure_storage(recipe: Recipe) -> None:
+    """Make the recipe's ``storage:`` block this process's object-storage settings (:func:`mdf.storage.configure`).
+
+    Called where a recipe is parsed and again in every Ray actor that reads or writes (their recipe travels with
+    them, pickled): settings made in the driver do not reach another process."""
+    if recipe.storage is not None:
+        from mdf.storage import configure
+
+        configure(recipe.storage)
 
 
 def check_components(recipe: Recipe, plugins: Plugins) -> None:

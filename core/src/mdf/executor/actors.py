@@ -33,10 +33,20 @@ from mdf.resolve import build_component
 Payload = tuple[pa.RecordBatch, list[pa.RecordBatch], list[OperatorMetrics]]
 
 
+def _configure_storage(storage: Any) -> None:
+    """The recipe's ``storage:`` settings in this actor's process (the driver's :func:`mdf.storage.configure` does
+    not reach it); ``None``: the AWS chain and environment, as in the driver."""
+    if storage is not None:
+        from mdf.storage import configure
+
+        configure(storage)
+
+
 class Loader:
     """Owns a disjoint list of shards and hands out one batch per call, reading the next one meanwhile."""
 
-    def __init__(self, reader: ComponentSpec, shards: list[Shard], batch_rows: int) -> None:
+    def __init__(self, reader: ComponentSpec, shards: list[Shard], batch_rows: int, storage: Any = None) -> None:
+        _configure_storage(storage)
         self.reader = build_component(load_plugins().readers, reader, "reader")
         self.shards = shards
         self.batch_rows = batch_rows
@@ -75,7 +85,14 @@ class StageWorker:
     """One replica of a stage, or of consecutive stages fused into one actor (see ``fuse_stages``): their
     operators, built in this process, applied stage after stage, batch after batch."""
 
-    def __init__(self, stages: list[tuple[int, StageSpec]], key_state: Any = None, keep_rejected: bool = True) -> None:
+    def __init__(
+        self,
+        stages: list[tuple[int, StageSpec]],
+        key_state: Any = None,
+        keep_rejected: bool = True,
+        storage: Any = None,
+    ) -> None:
+        _configure_storage(storage)
         self.keep_rejected = keep_rejected
         plugins = load_plugins()
         self.names = [stage.name for _, stage in stages]
@@ -124,7 +141,8 @@ class ShardWriter:
     the part file has the rows in input order whatever happens upstream.
     """
 
-    def __init__(self, writer: ComponentSpec, rejected: ComponentSpec | None) -> None:
+    def __init__(self, writer: ComponentSpec, rejected: ComponentSpec | None, storage: Any = None) -> None:
+        _configure_storage(storage)
         writers = load_plugins().writers
         w = build_component(writers, writer, "writer")
         r = build_component(writers, rejected, "rejected") if rejected else None

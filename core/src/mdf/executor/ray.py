@@ -176,7 +176,10 @@ class RayExecutor(Executor):
         io_opts = {"num_cpus": 0, "max_restarts": 0}
         loader_cls = ray.remote(actors.Loader).options(**io_opts)
         reader = plan.recipe.reader
-        loaders = [loader_cls.remote(reader, plan.shards[i::n_loaders], plan.batch_rows) for i in range(n_loaders)]
+        store = plan.recipe.storage  # each actor applies the recipe's storage: settings in its own process
+        loaders = [
+            loader_cls.remote(reader, plan.shards[i::n_loaders], plan.batch_rows, store) for i in range(n_loaders)
+        ]
         stage_actors = []
         cls = ray.remote(actors.StageWorker)
         for members, n in zip(self.groups, self.replicas, strict=True):
@@ -185,14 +188,14 @@ class RayExecutor(Executor):
             resources = stages[members[0]].resources
             group = [
                 cls.options(**actor_options(resources, spec, f"{run_id}-{name}-{k}")).remote(
-                    specs, key_state, plan.recipe.rejected is not None
+                    specs, key_state, plan.recipe.rejected is not None, store
                 )
                 for k in range(n)
             ]
             stage_actors.append(group)
         rec = plan.recipe
         writer_cls = ray.remote(actors.ShardWriter).options(**io_opts)
-        writers = [writer_cls.remote(rec.writer, rec.rejected) for _ in range(n_writers)]
+        writers = [writer_cls.remote(rec.writer, rec.rejected, store) for _ in range(n_writers)]
         everyone = loaders + writers + [a for g in stage_actors for a in g]
         ready, pending = ray.wait(
             [a.__ray_ready__.remote() for a in everyone], num_returns=len(everyone), timeout=spec.placement_timeout_s

@@ -13,7 +13,14 @@ class StorageError(MdfError):
 
     def __init__(self, url: str, message: str) -> None:
         self.url = url
+        self.message = message
         super().__init__(f"{url}: {message}")
+
+    def __reduce__(self) -> tuple[type[StorageError], tuple[str, str]]:
+        """Pickled as its two arguments: raised in a Ray actor it reaches the driver as itself, one line naming the
+        URL (with ``args`` alone, unpickling called ``__init__`` with one argument and Ray reported an
+        ``UnserializableException`` instead)."""
+        return (type(self), (self.url, self.message))
 
 
 class ObjectNotFound(StorageError, InputError):
