@@ -38,27 +38,14 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-from bench_w1_text_filter import BLOCKLIST, count_rows, dataset, timed  # noqa: E402
+from bench_w1_text_filter import count_rows, dataset, timed, w1_recipe  # noqa: E402
 
 from tests.storage_servers import SeaweedS3  # noqa: E402
 
 
 def run_mdf(paths: list[str], tmp: Path, env: dict[str, str]) -> tuple[float, Path]:
     out = tmp / "out"
-    recipe = {  # JSON is YAML
-        "reader": {"type": "parquet", "paths": paths, "columns": ["id", "url", "text"]},
-        "stages": [
-            {
-                "name": "clean",
-                "operators": [
-                    {"url_filter": {"blocklist": str(BLOCKLIST)}},
-                    {"text_length_filter": {"min_length": 200, "max_length": 100_000}},
-                ],
-            }
-        ],
-        "writer": {"type": "parquet", "path": str(out), "compression": "zstd"},
-        "executor": {"type": "inline", "workers": "auto"},
-    }
+    recipe = w1_recipe(paths, out)
     path = tmp / "w1.yaml"
     path.write_text(json.dumps(recipe, indent=2))
     mdf = shutil.which("mdf", path=str(Path(sys.executable).parent)) or shutil.which("mdf")

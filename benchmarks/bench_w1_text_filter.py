@@ -139,9 +139,9 @@ def run_all(repeat: int, systems: dict[str, Callable[[Path], tuple[float, Path, 
     return best
 
 
-def run_mdf(files: list[str], tmp: Path, workers: int | str = "auto") -> tuple[float, Path, dict]:
-    out = tmp / "out"
-    recipe = {  # JSON is YAML
+def w1_recipe(files: list[str], out: Path, workers: int | str = "auto") -> dict:
+    """W1 as an mdf recipe (URL blocklist + length filter, zstd Parquet out); JSON is YAML."""
+    return {
         "reader": {"type": "parquet", "paths": files, "columns": ["id", "url", "text"]},
         "stages": [
             {
@@ -155,6 +155,11 @@ def run_mdf(files: list[str], tmp: Path, workers: int | str = "auto") -> tuple[f
         "writer": {"type": "parquet", "path": str(out), "compression": "zstd"},
         "executor": {"type": "inline", "workers": workers},
     }
+
+
+def run_mdf(files: list[str], tmp: Path, workers: int | str = "auto") -> tuple[float, Path, dict]:
+    out = tmp / "out"
+    recipe = w1_recipe(files, out, workers)
     path = tmp / "w1.yaml"
     path.write_text(json.dumps(recipe, indent=2))
     mdf = shutil.which("mdf", path=str(Path(sys.executable).parent)) or shutil.which("mdf")
