@@ -32,7 +32,7 @@ fn html_extract(
     const K: &str = "html_extract";
     let favor = Favor::parse(favor).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "{K}: favor={favor:?} is not a mode; use 'precision', 'balanced' or 'recall'"
+            "{K}: favor='{favor}' is not a mode; use 'precision', 'balanced' or 'recall'"
         ))
     })?;
     let opts = Options {
