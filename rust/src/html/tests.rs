@@ -448,3 +448,31 @@ fn deep_wrapped_second_half_joins_the_article() {
     assert!(strict.text.contains("river rose three metres"));
     assert!(!strict.text.contains("mayor, speaking"), "{}", strict.text);
 }
+
+/// `favor=recall` keeps a block of the article's own subtree that the strict attempt cut for its class word
+/// (`supplemental` is a furniture word), because the looser attempt holds the same article and a quarter more
+/// text; `balanced` drops it, and neither keeps the navigation (a furniture tag, dropped in every attempt).
+/// Fails before recall mode tried every attempt (recall gave balanced's text): seen.
+#[test]
+fn recall_mode_keeps_what_strict_rules_cut_inside_the_article() {
+    let html = page(&format!(
+        "<nav><ul><li><a href=/>Home page of the paper</a></li><li><a href=/w>World news</a></li></ul></nav>\
+         <div class=\"story\">{}<div class=\"supplemental\">{SECOND_HALF}</div></div>",
+        ARTICLE.repeat(2)
+    ));
+    let balanced = run(&html);
+    assert!(balanced.text.contains("river rose three metres"));
+    assert!(
+        !balanced.text.contains("mayor, speaking"),
+        "{}",
+        balanced.text
+    );
+    let opts = Options {
+        favor: Favor::Recall,
+        ..Options::default()
+    };
+    let recall = extract(html.as_bytes(), None, false, opts);
+    assert!(recall.text.contains("river rose three metres"));
+    assert!(recall.text.contains("mayor, speaking"), "{}", recall.text);
+    assert!(!recall.text.contains("Home page"), "{}", recall.text);
+}

@@ -93,7 +93,11 @@ struct Pass<'d> {
 /// attempt replaces a stricter one only when it at least doubles the text, and, when the stricter attempt
 /// found a real piece of prose (half the threshold), only when it contains that prose: the sign that strict
 /// rules cut the article itself rather than that loose rules found something else.
+///
+/// `Favor::Recall` tries every attempt: a looser one replaces the stricter when it contains the stricter's
+/// top candidate and adds a quarter to the text (what strict rules cut from the article's own subtree).
 pub fn main_text(doc: &Doc, favor: Favor) -> String {
+    let recall = favor == Favor::Recall;
     let mut best = String::new();
     let mut best_chars = 0;
     let mut best_top = None;
@@ -105,7 +109,7 @@ pub fn main_text(doc: &Doc, favor: Favor) -> String {
         let mut text = String::new();
         pass.write(&roots, &mut text);
         let chars = text.chars().count();
-        if chars >= CHAR_THRESHOLD && best_chars == 0 {
+        if chars >= CHAR_THRESHOLD && best_chars == 0 && !recall {
             return text;
         }
         let extends = |t: usize| {
@@ -113,14 +117,18 @@ pub fn main_text(doc: &Doc, favor: Favor) -> String {
                 .iter()
                 .any(|&r| r <= t && t < doc.nodes[r].end as usize)
         };
-        let replaces = chars > 2 * best_chars
-            && (best_chars < CHAR_THRESHOLD / 2 || best_top.is_some_and(extends));
+        let grows = if recall && best_chars >= CHAR_THRESHOLD {
+            chars * 4 > best_chars * 5
+        } else {
+            chars > 2 * best_chars
+        };
+        let replaces = grows && (best_chars < CHAR_THRESHOLD / 2 || best_top.is_some_and(extends));
         if replaces {
             best = text;
             best_chars = chars;
             best_top = Some(top);
         }
-        if best_chars >= CHAR_THRESHOLD {
+        if best_chars >= CHAR_THRESHOLD && !recall {
             break;
         }
     }
