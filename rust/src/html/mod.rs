@@ -221,3 +221,5 @@ pub fn to_struct(rows: &[Option<Extracted>], with_metadata: bool) -> ArrayRef {
 mod tests;
 #[cfg(test)]
 mod tests_hostile;
+#[cfg(test)]
+mod tests_recall;
