@@ -4,7 +4,9 @@
 use pyo3::prelude::*;
 
 use crate::columns::BytesColumn;
-use crate::html::{self, Options, DEFAULT_MAX_BYTES};
+use pyo3::exceptions::PyValueError;
+
+use crate::html::{self, Favor, Options, DEFAULT_MAX_BYTES};
 use crate::py_arrow::{export, import_chunks, int_arg, run};
 
 // The literal default of `max_bytes` below (a literal, so that `inspect.signature` shows it).
@@ -14,21 +16,28 @@ fn max_bytes_arg(o: &Bound<'_, PyAny>) -> PyResult<u64> {
     int_arg(o, "html_extract", "max_bytes", 1, 1 << 40)
 }
 
-/// html_extract(pages, charsets=None, with_metadata=False, max_bytes=67108864) -> pyarrow.StructArray
+/// html_extract(pages, charsets=None, with_metadata=False, max_bytes=67108864, favor="balanced") -> pyarrow.StructArray
 ///
 /// Main text and title of every page (plus head metadata on request). See _native.pyi.
 #[pyfunction]
-#[pyo3(signature = (pages, charsets=None, with_metadata=false, max_bytes=67_108_864))]
+#[pyo3(signature = (pages, charsets=None, with_metadata=false, max_bytes=67_108_864, favor="balanced"))]
 fn html_extract(
     py: Python<'_>,
     pages: &Bound<'_, PyAny>,
     charsets: Option<&Bound<'_, PyAny>>,
     with_metadata: bool,
     #[pyo3(from_py_with = max_bytes_arg)] max_bytes: u64,
+    favor: &str,
 ) -> PyResult<Py<PyAny>> {
     const K: &str = "html_extract";
+    let favor = Favor::parse(favor).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{K}: favor='{favor}' is not a mode; use 'precision', 'balanced' or 'recall'"
+        ))
+    })?;
     let opts = Options {
         max_bytes: usize::try_from(max_bytes).unwrap_or(usize::MAX),
+        favor,
     };
     let pages = import_chunks(pages, K, "pages")?;
     let charsets = match charsets {

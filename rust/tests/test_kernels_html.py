@@ -112,6 +112,10 @@ def test_argument_errors():
         mk.html_extract(pa.array(["x"]), pa.array(["a", "b"]))
     with pytest.raises(ValueError, match="max_bytes"):
         mk.html_extract(pa.array(["x"]), max_bytes=0)
+    with pytest.raises(ValueError, match="favor='most' is not a mode; use 'precision', 'balanced' or 'recall'"):
+        mk.html_extract(pa.array(["x"]), favor="most")
+    for favor in ("precision", "balanced", "recall"):
+        assert mk.html_extract(pa.array(["<p>x</p>"]), favor=favor).field("text").to_pylist() == [""]
 
 
 def test_hostile_pages_give_text_or_empty():

@@ -215,3 +215,26 @@ def test_a_kernel_error_is_one_rejected_row():
     assert rejected.column("_reason").to_pylist() == ["html_extract:kernel_error"]
     assert "boom" in rejected.column("_reason_detail")[0].as_py()
     assert extract.metrics.counters["kernel_errors"] == 1
+
+
+def test_favor_reaches_the_kernel():
+    """The rest of an article wrapped six divs deep (too deep for Readability's sibling rule) is kept by
+    ``favor: balanced`` (the default) and ``recall``, dropped by ``precision``; an unknown mode fails at
+    construction. Fails when the operator does not pass ``favor`` to the kernel (precision kept the block): seen."""
+    rest = " ".join(
+        f"<p>{p} Officials will review the timetable again in the autumn, after the first season.</p>" for p in ARTICLE
+    )
+    deep = "<div>" * 6 + rest + "</div>" * 6
+    body = "".join(f"<p>{p}</p>" for p in ARTICLE * 4)
+    page = f'<html><body><div class="story"><div class="part">{body}</div><figure><img src=x.jpg></figure>{deep}</div>'
+    batch = pa.RecordBatch.from_pydict({"body": [page]})
+    texts = {
+        f: run_operator(op(favor=f), batch)[0].column("text")[0].as_py() for f in ("precision", "balanced", "recall")
+    }
+    assert all(ARTICLE[0] in t for t in texts.values())
+    marker = "after the first season"
+    assert marker in texts["balanced"] and marker in texts["recall"]
+    assert marker not in texts["precision"]
+    assert run_operator(op(), batch)[0].column("text")[0].as_py() == texts["balanced"]
+    with pytest.raises(ValueError, match="favor"):
+        op(favor="everything")

@@ -461,6 +461,7 @@ def html_extract(
     charsets: _ArrayLike | None = None,
     with_metadata: bool = False,
     max_bytes: int = 67108864,
+    favor: str = "balanced",
 ) -> pa.StructArray:
     """Main text and title of every HTML page, one page per task on the kernel pool, without the GIL.
 
@@ -477,6 +478,9 @@ def html_extract(
     :param max_bytes: bytes of (decoded) HTML read per page; a longer page is extracted from its first
         ``max_bytes`` bytes (cut at a character boundary) and flagged ``truncated``. A budget in bytes, not time,
         so the output depends on the page alone.
+    :param favor: ``"balanced"`` (default), ``"precision"`` (drop doubtful blocks: less boilerplate, some
+        article text lost) or ``"recall"`` (keep doubtful blocks: more of the article, more boilerplate); any
+        other value is a ValueError.
     :returns: ``struct<text, title, truncated, error[, canonical_url, html_lang, description, encoding]>``:
         ``text`` is the main content, paragraphs separated by blank lines (``""`` when the page has none),
         ``title`` the ``<title>``, ``truncated`` (bool) whether ``max_bytes`` cut the page, ``error`` null unless

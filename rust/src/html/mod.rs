@@ -43,17 +43,42 @@ pub struct Extracted {
     pub error: String,
 }
 
+/// Which error the caller would rather have: text that is not the article (`Recall`), or article text
+/// missing (`Precision`). `Balanced` is the default and the rules tuned on both development sets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Favor {
+    Precision,
+    #[default]
+    Balanced,
+    Recall,
+}
+
+impl Favor {
+    /// The mode named `s` (`precision`, `balanced`, `recall`), `None` for anything else.
+    pub fn parse(s: &str) -> Option<Favor> {
+        match s {
+            "precision" => Some(Favor::Precision),
+            "balanced" => Some(Favor::Balanced),
+            "recall" => Some(Favor::Recall),
+            _ => None,
+        }
+    }
+}
+
 /// Per-batch settings.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     /// Bytes of (decoded) HTML read per page; the rest of a longer page is ignored and the row flagged.
     pub max_bytes: usize,
+    /// Precision / recall trade-off of the content choice.
+    pub favor: Favor,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             max_bytes: DEFAULT_MAX_BYTES,
+            favor: Favor::Balanced,
         }
     }
 }
@@ -92,7 +117,7 @@ pub fn extract(
         &html[..]
     };
     let doc = dom::parse(read.as_bytes());
-    let text = content::main_text(&doc);
+    let text = content::main_text(&doc, opts.favor);
     Extracted {
         text,
         title: utf8(doc.title.trim_ascii().to_vec()),
@@ -196,3 +221,5 @@ pub fn to_struct(rows: &[Option<Extracted>], with_metadata: bool) -> ArrayRef {
 mod tests;
 #[cfg(test)]
 mod tests_hostile;
+#[cfg(test)]
+mod tests_recall;

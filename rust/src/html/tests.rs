@@ -4,13 +4,13 @@ use std::time::{Duration, Instant};
 
 use super::*;
 
-const ARTICLE: &str = "<p>The river rose three metres overnight, flooding the lower town, and residents were moved to \
+pub(super) const ARTICLE: &str = "<p>The river rose three metres overnight, flooding the lower town, and residents were moved to \
 the school on the hill before dawn.</p>\n<p>Officials said the dam upstream held, but warned that more rain, \
 expected on Friday, could push the water higher still, and asked people to stay away from the banks.</p>\n\
 <h2>What comes next</h2>\n<p>Engineers will inspect the levees on Saturday, a spokesman said, and the army has \
 sent two boats, a field kitchen and forty volunteers to help with the clean-up.</p>";
 
-fn page(body: &str) -> String {
+pub(super) fn page(body: &str) -> String {
     format!(
         "<!DOCTYPE html><html lang=\"en-GB\"><head><meta charset=\"utf-8\"><title>Flood in the lower town | \
          Daily Paper</title><link rel=\"canonical\" href=\"https://paper.example/flood\">\
@@ -41,7 +41,7 @@ fn furniture_page() -> String {
     ))
 }
 
-fn run(html: &str) -> Extracted {
+pub(super) fn run(html: &str) -> Extracted {
     extract(html.as_bytes(), None, false, Options::default())
 }
 
@@ -195,6 +195,7 @@ fn big_page_finishes_and_budget_cuts_it() {
     assert!(e.text.len() > 5_000_000);
     let tight = Options {
         max_bytes: 1_000_000,
+        ..Options::default()
     };
     let cut = extract(html.as_bytes(), None, false, tight);
     assert!(cut.truncated);
@@ -206,7 +207,10 @@ fn big_page_finishes_and_budget_cuts_it() {
     let inside = (1_000_000..)
         .find(|&i| !accented.is_char_boundary(i))
         .unwrap();
-    let opts = Options { max_bytes: inside };
+    let opts = Options {
+        max_bytes: inside,
+        ..Options::default()
+    };
     let cut = extract(accented.as_bytes(), None, false, opts);
     assert!(cut.truncated && cut.error.is_empty());
 }
@@ -303,7 +307,10 @@ fn profile_pages() {
         let docs: Vec<_> = pages.iter().map(|p| dom::parse(p)).collect();
         let parse = t.elapsed();
         let t = Instant::now();
-        let n: usize = docs.iter().map(|d| content::main_text(d).len()).sum();
+        let n: usize = docs
+            .iter()
+            .map(|d| content::main_text(d, Favor::Balanced).len())
+            .sum();
         let content = t.elapsed();
         let t = Instant::now();
         let _: usize = pages.iter().map(|p| charset::decode(p, None).0.len()).sum();
@@ -358,7 +365,7 @@ fn debug_path() {
             c = n.end as usize;
         }
     }
-    for line in content::explain(&doc) {
+    for line in content::explain(&doc, Favor::Balanced, i) {
         println!("{line}");
     }
 }

@@ -7,6 +7,7 @@
 use super::{Pass, Rules, Sums, MIN_BLOCK_CHARS};
 use crate::html::dom::{Doc, HARD_JUNK, SOFT_JUNK};
 use crate::html::tags::Tag;
+use crate::html::Favor;
 
 fn char_count(s: &[u8]) -> u32 {
     s.iter().filter(|&&b| b & 0xC0 != 0x80).count() as u32
@@ -26,11 +27,12 @@ fn comma_count(s: &[u8]) -> u32 {
     n
 }
 impl<'d> Pass<'d> {
-    pub(super) fn new(doc: &'d Doc, rules: Rules) -> Self {
+    pub(super) fn new(doc: &'d Doc, rules: Rules, favor: Favor) -> Self {
         let n = doc.nodes.len();
         let mut p = Pass {
             doc,
             rules,
+            favor,
             excl: vec![false; n],
             sums: vec![Sums::default(); n],
             own_chars: vec![0; n],

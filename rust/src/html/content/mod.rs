@@ -13,6 +13,7 @@
 //! writes them out.
 
 use super::dom::Doc;
+use super::Favor;
 
 mod measure;
 mod select;
@@ -73,6 +74,7 @@ struct Sums {
 struct Pass<'d> {
     doc: &'d Doc,
     rules: Rules,
+    favor: Favor,
     excl: Vec<bool>,
     sums: Vec<Sums>,
     own_chars: Vec<u32>,
@@ -91,19 +93,23 @@ struct Pass<'d> {
 /// attempt replaces a stricter one only when it at least doubles the text, and, when the stricter attempt
 /// found a real piece of prose (half the threshold), only when it contains that prose: the sign that strict
 /// rules cut the article itself rather than that loose rules found something else.
-pub fn main_text(doc: &Doc) -> String {
+///
+/// `Favor::Recall` tries every attempt: a looser one replaces the stricter when it contains the stricter's
+/// top candidate and adds a quarter to the text (what strict rules cut from the article's own subtree).
+pub fn main_text(doc: &Doc, favor: Favor) -> String {
+    let recall = favor == Favor::Recall;
     let mut best = String::new();
     let mut best_chars = 0;
     let mut best_top = None;
     for rules in ATTEMPTS {
-        let mut pass = Pass::new(doc, rules);
+        let mut pass = Pass::new(doc, rules, favor);
         let cands = pass.score();
         let Some(top) = pass.top(cands) else { continue };
         let roots = pass.roots(top);
         let mut text = String::new();
         pass.write(&roots, &mut text);
         let chars = text.chars().count();
-        if chars >= CHAR_THRESHOLD && best_chars == 0 {
+        if chars >= CHAR_THRESHOLD && best_chars == 0 && !recall {
             return text;
         }
         let extends = |t: usize| {
@@ -111,28 +117,44 @@ pub fn main_text(doc: &Doc) -> String {
                 .iter()
                 .any(|&r| r <= t && t < doc.nodes[r].end as usize)
         };
-        let replaces = chars > 2 * best_chars
-            && (best_chars < CHAR_THRESHOLD / 2 || best_top.is_some_and(extends));
+        let grows = if recall && best_chars >= CHAR_THRESHOLD {
+            chars * 4 > best_chars * 5
+        } else {
+            chars > 2 * best_chars
+        };
+        let replaces = grows && (best_chars < CHAR_THRESHOLD / 2 || best_top.is_some_and(extends));
         if replaces {
             best = text;
             best_chars = chars;
             best_top = Some(top);
         }
-        if best_chars >= CHAR_THRESHOLD {
+        if best_chars >= CHAR_THRESHOLD && !recall {
             break;
         }
     }
     best
 }
 
-/// Each attempt's top candidate, roots and text length (debugging aid for tests).
+/// Each attempt's top candidate, roots and text length, and which ancestors of node `at` (0: none) the
+/// attempt excludes or cleans away (debugging aid for tests).
 #[cfg(test)]
-pub fn explain(doc: &Doc) -> Vec<String> {
+pub fn explain(doc: &Doc, favor: Favor, at: usize) -> Vec<String> {
     ATTEMPTS
         .iter()
         .map(|&rules| {
-            let mut pass = Pass::new(doc, rules);
+            let mut pass = Pass::new(doc, rules, favor);
             let cands = pass.score();
+            let mut a = at;
+            while a != 0 {
+                let s = &pass.sums[a];
+                if pass.excl[a] || pass.looks_like_furniture(a) {
+                    println!(
+                        "  drops {a} {:?} excl={} weight={} score={:.1} chars={} link={} p={} img={} li={} input={} embed={} commas={}",
+                        doc.nodes[a].tag, pass.excl[a], pass.weight(a), pass.score[a], s.chars, s.link, s.p, s.img, s.li, s.input, s.embed, s.commas
+                    );
+                }
+                a = doc.nodes[a].parent as usize;
+            }
             let mut best = cands.clone();
             best.sort_by(|&a, &b| pass.score[b].total_cmp(&pass.score[a]));
             let best: Vec<String> = best
@@ -152,6 +174,18 @@ pub fn explain(doc: &Doc) -> Vec<String> {
                 return format!("{rules:?}: none");
             };
             let roots = pass.roots(top);
+            let parent = doc.nodes[top].parent as usize;
+            let mut c = parent + 1;
+            while parent != 0 && c < doc.nodes[parent].end as usize {
+                let n = &doc.nodes[c];
+                if n.tag != super::tags::Tag::Text {
+                    println!(
+                        "  sibling {c} {:?} scored={} score={:.1} chars={} ld={:.2} excl={}",
+                        n.tag, pass.scored[c], pass.score[c], pass.sums[c].chars, pass.link_density(c), pass.excl[c]
+                    );
+                }
+                c = n.end as usize;
+            }
             let mut text = String::new();
             pass.write(&roots, &mut text);
             format!(

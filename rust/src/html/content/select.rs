@@ -8,6 +8,7 @@
 use super::{Pass, CHAR_THRESHOLD, MIN_BLOCK_CHARS};
 use crate::html::dom::ARTICLE_BODY;
 use crate::html::tags::Tag;
+use crate::html::Favor;
 
 impl Pass<'_> {
     /// Score the ancestors of every block with text; returns the candidates (scaled by link density).
@@ -138,7 +139,9 @@ impl Pass<'_> {
                 };
                 let ld = self.link_density(c);
                 let chars = self.sums[c].chars;
-                let joins = if self.scored[c] && self.score[c] + bonus >= threshold {
+                let joins = if (self.scored[c] && self.score[c] + bonus >= threshold)
+                    || (!self.scored[c] && self.is_unscored_prose(c))
+                {
                     true
                 } else if node.tag == Tag::P {
                     (chars > 80 && ld < 0.25)
@@ -153,6 +156,21 @@ impl Pass<'_> {
             c = next;
         }
         out
+    }
+
+    /// A sibling block of prose that scoring never reached: its paragraphs sit more than five levels down
+    /// (wrappers of wrappers), so Readability's sibling rule cannot see it, yet it is the rest of an article
+    /// that a figure, an ad or a "read also" box split off. It joins when it has paragraphs, enough text
+    /// (`CHAR_THRESHOLD`, 200 characters under `Favor::Recall`), few links and no furniture class;
+    /// `Favor::Precision` keeps Readability's rule alone.
+    fn is_unscored_prose(&self, c: usize) -> bool {
+        let (min_chars, max_ld) = match self.favor {
+            Favor::Precision => return false,
+            Favor::Balanced => (CHAR_THRESHOLD as u32, 0.2),
+            Favor::Recall => (200, 0.3),
+        };
+        let s = &self.sums[c];
+        s.p > 0 && s.chars >= min_chars && self.link_density(c) < max_ld && self.weight(c) >= 0.0
     }
 
     fn ends_sentence(&self, i: usize) -> bool {

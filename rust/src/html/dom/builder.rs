@@ -105,13 +105,20 @@ impl Builder {
 
     /// Pop up to and including the nearest open `tags` element, unless a scope boundary comes first.
     fn close(&mut self, tags: &[Tag]) {
+        self.close_within(tags, &[]);
+    }
+
+    /// [`Self::close`] that also stops at `containers`: a new `<li>` closes the open `<li>` of its own list
+    /// only, never one of an outer list (an `<ol>` of bylines inside a related-links `<li>` must not close
+    /// the `<aside>` and the article around it: the HTML standard's list scope).
+    fn close_within(&mut self, tags: &[Tag], containers: &[Tag]) {
         if tags.iter().all(|t| self.open[*t as usize] == 0) {
             return;
         }
         let nodes = &self.doc.nodes;
         let pos = self.stack.iter().rposition(|&i| {
             let t = nodes[i as usize].tag;
-            tags.contains(&t) || t.is_scope_boundary()
+            tags.contains(&t) || t.is_scope_boundary() || containers.contains(&t)
         });
         if let Some(p) = pos {
             if tags.contains(&nodes[self.stack[p] as usize].tag) {
@@ -152,8 +159,8 @@ impl Builder {
         }
         use Tag::*;
         match tag {
-            Li => self.close(&[Li]),
-            Dd | Dt => self.close(&[Dd, Dt]),
+            Li => self.close_within(&[Li], &[Ul, Ol, Menu]),
+            Dd | Dt => self.close_within(&[Dd, Dt], &[Dl]),
             Td | Th => self.close(&[Td, Th]),
             Tr => self.close(&[Tr]),
             Tbody | Thead | Tfoot => self.close(&[Tbody, Thead, Tfoot]),

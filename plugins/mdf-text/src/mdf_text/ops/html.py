@@ -3,9 +3,10 @@
 The kernel decodes binary pages as a browser would (byte-order mark, the HTTP charset from ``charset_column``,
 a ``<meta>`` prescan, chardetng's guess), tokenizes them with a WHATWG tokenizer, drops page furniture by tag,
 ARIA role, class/id words, hidden styles and link density, and keeps the best-scoring block of prose with its
-sibling paragraphs (Mozilla Readability's rules). It runs on all kernel threads (``MDF_NUM_THREADS``) without
-the GIL. A page without main text gets an empty ``text``, so a later ``text_length_filter`` drops it with its
-reason; a null page gets null columns.
+sibling paragraphs (Mozilla Readability's rules, plus blocks of prose wrapped too deep for those rules to see:
+``favor`` sets how short such a block may be, or turns them off with ``precision``). It runs on all kernel
+threads (``MDF_NUM_THREADS``) without the GIL. A page without main text gets an empty ``text``, so a later
+``text_length_filter`` drops it with its reason; a null page gets null columns.
 
 Deterministic: a page longer than ``max_bytes`` is extracted from its first ``max_bytes`` bytes (a budget in
 bytes, not time, so the output never depends on machine load); such pages are counted (``pages_truncated``)
@@ -16,7 +17,7 @@ rejected row, ``html_extract:kernel_error`` (the panic message in ``_reason_deta
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -71,6 +72,11 @@ class HtmlExtract(Refiner):
         truncated_column: str | None = Field(
             None, description="bool column written true where max_bytes cut the page (none = only counted)"
         )
+        favor: Literal["precision", "balanced", "recall"] = Field(
+            "balanced",
+            description="precision: Readability's rules alone (less boilerplate, some article text lost); "
+            "recall: also keep shorter blocks of prose next to the article (more of it, more boilerplate)",
+        )
 
     @classmethod
     def check_requirements(cls) -> None:
@@ -99,7 +105,7 @@ class HtmlExtract(Refiner):
         strings = (pa.types.is_string, pa.types.is_large_string)
         pages = self._column(batch, p.column, "column", (*strings, pa.types.is_binary, pa.types.is_large_binary))
         charsets = self._column(batch, p.charset_column, "charset_column", strings) if p.charset_column else None
-        out = self._kernel(pages, charsets, with_metadata=p.with_metadata, max_bytes=p.max_bytes)
+        out = self._kernel(pages, charsets, with_metadata=p.with_metadata, max_bytes=p.max_bytes, favor=p.favor)
         truncated = out.field("truncated")
         self.metrics.count("pages_truncated", pc.sum(truncated).as_py() or 0)
         columns = {p.text_column: out.field("text"), p.title_column: out.field("title")}

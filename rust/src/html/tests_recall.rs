@@ -1,0 +1,112 @@
+//! Recall on layouts the first rules lost text on (issue 26): nested lists in "read also" boxes, articles
+//! continued in deeply wrapped blocks, and what each `favor` mode keeps.
+
+use super::tests::{page, run, ARTICLE};
+use super::*;
+
+const SECOND_HALF: &str = "<p>By noon the water had reached the market square, where traders had stacked sandbags \
+in front of their stalls, and the fire brigade pumped out the cellars of the old town hall.</p>\n<p>The mayor, \
+speaking from the steps of the hall, thanked the volunteers, promised help for every family that lost its home, \
+and said the town would rebuild the lower bridge before winter.</p>";
+
+/// An article split by a "read also" box whose items hold a nested list (an `<ol>` of bylines inside each
+/// `<li>`) keeps both halves and drops the box. Fails before the list scope of `<li>` (the nested `<li>` closed
+/// the outer one, the box's closing `</div>`s then closed the article, and the second half fell out): seen.
+#[test]
+fn nested_list_in_a_read_also_box_keeps_the_article_whole() {
+    let item = |t: &str| {
+        format!(
+            "<li><div class=\"item\"><h5><a href=\"/{t}\">{t} and other stories from the region</a></h5>\
+             <div class=\"byline\"><ol><li><a href=\"/by\">Staff writer</a></li></ol></div></div></li>"
+        )
+    };
+    let html = page(&format!(
+        "<div class=\"wrap\"><div class=\"inner\"><main><article><section class=\"part\">{ARTICLE}</section>\
+         <aside class=\"box\"><h4>Read also</h4><div class=\"list\"><ul>{}{}</ul></div></aside>\
+         <section class=\"part\">{SECOND_HALF}</section></article></main></div>\
+         <div class=\"rail\"><p>Subscribe to our weekly letter, delivered every Monday, with the best stories.</p>\
+         </div></div>",
+        item("Storm"),
+        item("Harvest")
+    ));
+    let e = run(&html);
+    assert!(e.text.contains("river rose three metres"), "{}", e.text);
+    assert!(
+        e.text.contains("mayor, speaking from the steps"),
+        "{}",
+        e.text
+    );
+    assert!(
+        !e.text.contains("other stories from the region"),
+        "{}",
+        e.text
+    );
+}
+
+/// The rest of an article, split off by a figure and wrapped six divs deep (too deep for any of its
+/// paragraphs to score it), joins the article; a link list and a `related` box of the same size next to it
+/// do not; `favor=precision` keeps Readability's sibling rule alone and drops it. Fails before the
+/// unscored-prose sibling rule (the second half was dropped): seen.
+#[test]
+fn deep_wrapped_second_half_joins_the_article() {
+    let deep = |inner: &str| {
+        format!("<div><div><div><div><div><div>{inner}</div></div></div></div></div></div>")
+    };
+    let links = "<div class=\"more\"><p><a href=/a>Storm hits the coast overnight, thousands without power in \
+                 the north</a> <a href=/b>Council approves the new budget after a long night of debate</a> \
+                 <a href=/c>School results improve for the third year running across the region</a></p></div>";
+    let related = "<div class=\"related\"><p>Three years ago the river also flooded the lower town, and the \
+                   council then promised new levees, a warning system and a fund for families who lost their \
+                   homes, but only the warning system was ever built, according to the report.</p></div>";
+    let second = SECOND_HALF.repeat(2);
+    let html = page(&format!(
+        "<div class=\"story\"><div class=\"part\">{ARTICLE}</div><figure><img src=x.jpg>\
+         <figcaption>The lower town</figcaption></figure>{}{links}{related}</div>",
+        deep(&second)
+    ))
+    .replacen(ARTICLE, &ARTICLE.repeat(3), 1);
+    let e = run(&html);
+    assert!(e.text.contains("river rose three metres"), "{}", e.text);
+    assert!(
+        e.text.contains("mayor, speaking from the steps"),
+        "{}",
+        e.text
+    );
+    assert!(!e.text.contains("Council approves"), "{}", e.text);
+    assert!(!e.text.contains("Three years ago"), "{}", e.text);
+    let opts = Options {
+        favor: Favor::Precision,
+        ..Options::default()
+    };
+    let strict = extract(html.as_bytes(), None, false, opts);
+    assert!(strict.text.contains("river rose three metres"));
+    assert!(!strict.text.contains("mayor, speaking"), "{}", strict.text);
+}
+
+/// `favor=recall` keeps a block of the article's own subtree that the strict attempt cut for its class word
+/// (`supplemental` is a furniture word), because the looser attempt holds the same article and a quarter more
+/// text; `balanced` drops it, and neither keeps the navigation (a furniture tag, dropped in every attempt).
+/// Fails before recall mode tried every attempt (recall gave balanced's text): seen.
+#[test]
+fn recall_mode_keeps_what_strict_rules_cut_inside_the_article() {
+    let html = page(&format!(
+        "<nav><ul><li><a href=/>Home page of the paper</a></li><li><a href=/w>World news</a></li></ul></nav>\
+         <div class=\"story\">{}<div class=\"supplemental\">{SECOND_HALF}</div></div>",
+        ARTICLE.repeat(2)
+    ));
+    let balanced = run(&html);
+    assert!(balanced.text.contains("river rose three metres"));
+    assert!(
+        !balanced.text.contains("mayor, speaking"),
+        "{}",
+        balanced.text
+    );
+    let opts = Options {
+        favor: Favor::Recall,
+        ..Options::default()
+    };
+    let recall = extract(html.as_bytes(), None, false, opts);
+    assert!(recall.text.contains("river rose three metres"));
+    assert!(recall.text.contains("mayor, speaking"), "{}", recall.text);
+    assert!(!recall.text.contains("Home page"), "{}", recall.text);
+}
