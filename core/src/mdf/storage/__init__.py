@@ -17,6 +17,7 @@ S3), :mod:`~mdf.storage.publish` (how a run's output appears on S3), :mod:`~mdf.
 
 from __future__ import annotations
 
+from mdf.storage.commoncrawl import CommonCrawlListing, commoncrawl_urls
 from mdf.storage.config import S3Settings, StorageSettings, parse_storage
 from mdf.storage.errors import LockHeld, ObjectNotFound, StorageError
 from mdf.storage.fs import ObjectInfo, Storage, configure, default
@@ -24,6 +25,7 @@ from mdf.storage.retry import RetryPolicy, is_transient
 from mdf.storage.urls import is_remote, join, scheme_of
 
 __all__ = [
+    "CommonCrawlListing",
     "LockHeld",
     "ObjectInfo",
     "ObjectNotFound",
@@ -32,6 +34,7 @@ __all__ = [
     "Storage",
     "StorageError",
     "StorageSettings",
+    "commoncrawl_urls",
     "configure",
     "default",
     "is_remote",

@@ -40,8 +40,7 @@ import pyarrow.compute as pc
 from pydantic import Field, field_validator, model_validator
 
 from mdf import REASON, Params, Reader, Shard, damaged_input_batch, expand_paths, shard_ids
-from mdf.storage import default, is_remote
-from mdf.storage.commoncrawl import CommonCrawlListing, commoncrawl_urls
+from mdf.storage import CommonCrawlListing, commoncrawl_urls, default, is_remote
 from mdf_text.io.warc_frame import Members, check_tail
 from mdf_text.io.warc_split import Window, cut_points, is_gzip, open_binary, record_end
 
