@@ -162,3 +162,29 @@ def test_killed_update_run_resumed_publishes_once(tmp_path):
     kept = read_output(tmp_path / "run" / "out")
     assert gen["keys"] == kept.num_rows == len(ids(kept)) == len(set(table.column("text").to_pylist()))
     assert again.returncode == 0, again.stderr[-2000:]  # a resume of the finished run: publishes nothing more
+
+
+def _take_lock(args: tuple[str, int]) -> str:
+    """One bucket of one run taking the index's lock (in its own process, as a Ray bucket actor does)."""
+    from mdf_dedup.index.manifest import IndexBusy, acquire
+
+    root, _ = args
+    try:
+        acquire(IndexFiles(root), {"fingerprint": "f", "output": "/data/out"})
+    except IndexBusy as exc:
+        return str(exc)
+    return "ok"
+
+
+def test_buckets_of_one_run_racing_for_the_lock_all_take_it(tmp_path):
+    """Every bucket of one ``update`` run takes the lock at once (Ray starts them together). A bucket that read
+    the lock between another's create and its write saw an empty file and refused with "being updated by the run
+    writing None (pid -1 ...)": CI failed on it once in test_split_on_ray_keeps_what_one_inline_run_keeps. Seen
+    red here with the lock created by O_EXCL then written (a sleep between the two made the window wide)."""
+    import multiprocessing
+
+    for attempt in range(20):
+        root = str(tmp_path / f"index-{attempt}")
+        with multiprocessing.get_context("fork").Pool(8) as pool:
+            answers = pool.map(_take_lock, [(root, i) for i in range(8)])
+        assert answers == ["ok"] * 8, answers

@@ -4,13 +4,14 @@ The index is immutable files plus two small mutable ones (``manifest.json``, rep
 created only if absent). Those are the only operations it needs, and each has an object-storage counterpart
 (list, GET, PUT of a finished object, PUT with ``If-None-Match: *``), so moving the index to S3 replaces this
 module and nothing else. Here they work on a local folder: publish is write-then-rename (atomic on POSIX), the
-conditional create is ``O_CREAT | O_EXCL``.
+conditional create is write-then-link (``link`` fails when the name exists).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 from collections.abc import Callable
 from typing import BinaryIO
 
@@ -69,12 +70,18 @@ class IndexFiles:
     def create(self, name: str, data: bytes) -> bool:
         """Create ``name`` holding ``data`` only if it does not exist; ``False`` when it did."""
         os.makedirs(self.root, exist_ok=True)
+        # Written whole under a private name, then hard-linked into place: ``link`` fails if the name exists and
+        # makes it appear with all its bytes at once. ``O_EXCL`` then ``write`` left a window in which another
+        # bucket read an empty lock and refused the run (CI failed on it once).
+        tmp = f"{self.path(name)}.new-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        with open(tmp, "wb") as f:
+            f.write(data)
         try:
-            fd = os.open(self.path(name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.link(tmp, self.path(name))
         except FileExistsError:
             return False
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        finally:
+            os.remove(tmp)
         return True
 
     def delete(self, name: str) -> None:

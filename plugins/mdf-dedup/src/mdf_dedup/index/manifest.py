@@ -73,7 +73,10 @@ def holder_alive(holder: dict[str, Any]) -> bool:
     if holder.get("host") != socket.gethostname():
         return True
     try:
-        os.kill(int(holder["pid"]), 0)
+        pid = int(holder["pid"])
+        if pid <= 0:  # a damaged lock: no process to ask (``kill(-1, 0)`` would ask every process)
+            return True
+        os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except (PermissionError, KeyError, ValueError):
