@@ -5,8 +5,6 @@ from __future__ import annotations
 import gc
 import signal
 import sys
-import threading
-from types import FrameType
 
 import click
 from rich.console import Console
@@ -18,10 +16,7 @@ from mdf.progress import LiveProgress
 from mdf.report import metrics_table
 from mdf.resolve import load_recipe
 from mdf.terminal import safe_metrics, shown
-
-
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    raise Terminated(f"terminated by signal {signal.Signals(signum).name}")
+from mdf.terminate import handling_sigterm
 
 
 @click.command("run")
@@ -47,16 +42,12 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool, 
     gc.freeze()
     gc.set_threshold(7000, 10, 10)
     announce = None if quiet else (lambda line: console.print(shown(line), soft_wrap=True, highlight=False))
-    main = threading.current_thread() is threading.main_thread()  # only the main thread may set a handler
-    previous = signal.signal(signal.SIGTERM, _terminate) if main else None
     try:
-        metrics = run_recipe(parsed, progress=progress, overwrite=overwrite, announce=announce)
+        with handling_sigterm():
+            metrics = run_recipe(parsed, progress=progress, overwrite=overwrite, announce=announce)
     except Terminated as exc:
         click.echo(f"error: {exc}; the output is kept: `mdf run --resume {recipe}` continues it", err=True)
         sys.exit(128 + signal.SIGTERM)
-    finally:
-        if main:
-            signal.signal(signal.SIGTERM, previous)
     if not quiet:  # text from the data (reasons, file names) is shown, never read as markup or escape codes
         Console(width=max(Console().width, 140)).print(metrics_table(safe_metrics(metrics)))
         print_where(console, parsed, metrics)

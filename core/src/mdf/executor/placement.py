@@ -20,6 +20,7 @@ from mdf.errors import MdfError
 from mdf.executor.ray_params import RayParams
 from mdf.recipe import ResourcesSpec, StageSpec
 from mdf.runlog import FORMAT, adopt
+from mdf.terminate import reclaim
 
 
 class PlacementError(MdfError):
@@ -133,6 +134,7 @@ def connect(spec: RayParams) -> RaySession:
                 f"cannot join the Ray cluster at {address!r}: {first}; start it (`ray start --head --port PORT`) "
                 "or fix executor.address / RAY_ADDRESS"
             ) from None
+        reclaim()  # ray.init replaced mdf's SIGTERM handler with its own sys.exit(15)
         return RaySession(True, address, _session_logs())
     # Ray prestarts a worker per CPU at init for tasks; an mdf run uses actors only, which get their own
     # processes anyway, so prestarting costs ~1 s of a 2-core machine's start-up and buys nothing (measured:
@@ -143,6 +145,7 @@ def connect(spec: RayParams) -> RaySession:
         _system_config={"enable_worker_prestart": False},
         **common,
     )
+    reclaim()
     return RaySession(True, "local", _session_logs())
 
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import signal
 from collections.abc import Callable
 from typing import Any
 
 from mdf import __version__, layout
 from mdf.checks import rejected_folder_schema
-from mdf.errors import MdfError, Terminated
+from mdf.errors import MdfError
 from mdf.executor.api import Executor
 from mdf.executor.base import prepare
 from mdf.executor.plan import Plan
@@ -30,6 +29,7 @@ from mdf.report.build import write_report
 from mdf.report.context import run_context
 from mdf.resolve import check_executor, choose_executor
 from mdf.runlog import LOG, run_log
+from mdf.terminate import as_terminated
 
 
 def build_executor(plan: Plan) -> tuple[Executor, str]:
@@ -64,7 +64,7 @@ def run_recipe(
             )  # fmt: skip
             metrics = _run(plan, owned, recipe, progress, announce)
     except BaseException as exc:  # ^C and SIGTERM too: run.json says "failed" and why, never "running"
-        error = disk_full(exc, owned.plan.output_dir) or _terminated(exc) or exc
+        error = disk_full(exc, owned.plan.output_dir) or as_terminated(exc) or exc
         owned.fail(error)
         if error is not exc:
             raise error from exc
@@ -76,13 +76,6 @@ def run_recipe(
     except Exception as exc:  # said on the run's last line; `mdf report` retries it
         metrics.report_error = f"{type(exc).__name__}: {exc}"
     return metrics
-
-
-def _terminated(exc: BaseException) -> Terminated | None:
-    """Ray's driver installs its own SIGTERM handler (``sys.exit(15)``): the same :class:`Terminated` as inline."""
-    if isinstance(exc, SystemExit) and exc.code == signal.SIGTERM:
-        return Terminated(f"terminated by signal {signal.SIGTERM.name}")
-    return None
 
 
 def disk_full(exc: BaseException, output: str) -> MdfError | None:
