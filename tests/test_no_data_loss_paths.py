@@ -183,6 +183,23 @@ def test_item11_a_run_refused_after_its_claim_takes_the_claim_back(tmp_path, cap
     assert code == 0, err
 
 
+@pytest.mark.parametrize("role", ["writer", "rejected"])
+def test_an_output_url_is_refused_not_written_to_a_local_folder_named_like_it(tmp_path, capsys, monkeypatch, role):
+    """``writer: {path: s3://bucket/out}`` ran, exit 0, and wrote a local folder ``s3:/bucket/out`` in the working
+    directory: the user believed the output was on S3 (seen: exit 0 and the folder, before the check)."""
+    monkeypatch.chdir(tmp_path)
+    recipe = write_recipe(tmp_path, jsonl_input(tmp_path / "in"))
+    text = recipe.read_text().replace(str(tmp_path / ("out" if role == "writer" else "rej")), "s3://bucket/out")
+    recipe.write_text(text)
+    code, _, err = cli(capsys, "run", "-q", str(recipe))
+    assert code == 2, err
+    assert error_lines(err) == [
+        f"error: {role}.path: 's3://bucket/out' is a URL: mdf reads object storage but does not write it yet; write "
+        "to a local folder and copy it up (e.g. `aws s3 sync out/ s3://bucket/out/`)"
+    ], err
+    assert not (tmp_path / "s3:").exists()
+
+
 def test_item11_a_failed_run_ends_failed_with_its_reason(tmp_path, capsys, monkeypatch):
     """run.json stayed "running" after every failed run (fails on f53e219: seen)."""
     import mdf.executor.select as select

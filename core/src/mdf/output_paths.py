@@ -7,8 +7,8 @@ the next run (2,000 rows become 4,000). Every check compares *resolved* paths (`
 never the text the recipe wrote, so ``x/../out`` and ``out/rej`` are seen to overlap. Each refusal is exit 2
 before any work, naming the YAML key, its value, and the fix.
 
-Paths with a scheme (``s3://...``) are left to their storage layer: there is no working directory or symlink to
-resolve there.
+Paths with a scheme (``s3://...``) are refused for now: the writers would have taken ``s3://bucket/out`` for a
+local folder ``s3:/bucket/out`` and said nothing.
 """
 
 from __future__ import annotations
@@ -57,6 +57,13 @@ def check_output_paths(recipe: Any) -> None:
             value = spec.params["path"]
             if value is None or not str(value).strip():
                 raise RecipeError(f"'{value or ''}' is empty; name the output folder, e.g. out/", f"{role}.path")
+    for role, path in output_dirs(recipe):
+        if _remote(path):  # until the write side of mdf.storage is wired (issue 25)
+            raise RecipeError(
+                f"'{path}' is a URL: mdf reads object storage but does not write it yet; write to a local folder "
+                "and copy it up (e.g. `aws s3 sync out/ s3://bucket/out/`)",
+                f"{role}.path",
+            )
     dirs = [(role, path) for role, path in output_dirs(recipe) if not _remote(path)]
     for role, path in dirs:
         _check_folder(role, path)
