@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from mdf.demo_data import dedup_table
 from mdf.executor import run_recipe
-from mdf.recipe import parse_recipe
+from mdf.resolve import parse_recipe
 
 
 def write_half(folder: Path, table: Any) -> str:

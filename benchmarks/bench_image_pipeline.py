@@ -57,7 +57,7 @@ def make_input(n: int) -> Path:
 
 def run_mdf(path: Path, out: str) -> tuple[float, int, dict[str, float]]:
     from mdf.executor import run_recipe
-    from mdf.recipe import parse_recipe
+    from mdf.resolve import parse_recipe
 
     recipe = {
         "reader": {"type": "laion_parquet", "paths": [str(path)], "id_column": "id"},

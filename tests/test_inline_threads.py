@@ -18,7 +18,7 @@ import pytest
 from mdf.demo_data import dedup_table
 from mdf.errors import OperatorError
 from mdf.executor import run_recipe
-from mdf.recipe import parse_recipe
+from mdf.resolve import parse_recipe
 
 pytest.importorskip("mdf_dedup")
 pytest.importorskip("mdf_kernels")

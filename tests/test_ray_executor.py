@@ -16,7 +16,7 @@ from mdf.executor import run_recipe
 from mdf.executor.inline_metrics import InlineMetrics
 from mdf.executor.ray_metrics import RayMetrics
 from mdf.metrics import RunMetrics
-from mdf.recipe import parse_recipe
+from mdf.resolve import parse_recipe
 
 from .ray_helpers import DATA, assert_same_outputs, many_rows_parquet, text_recipe
 

@@ -76,7 +76,7 @@ def instrument() -> None:
 
 def run(files: list[str], out: str, op: str | dict) -> dict:
     from mdf.executor import run_recipe
-    from mdf.recipe import parse_recipe
+    from mdf.resolve import parse_recipe
 
     recipe = {
         "reader": {"type": "parquet", "paths": files},

@@ -17,7 +17,7 @@ def run_ray_recipe(data: dict[str, Any], profiler: cProfile.Profile | None = Non
     """
     from mdf.executor.base import prepare
     from mdf.executor.ray import RayExecutor
-    from mdf.recipe import parse_recipe
+    from mdf.resolve import parse_recipe
 
     recipe = parse_recipe(data)
     ex = RayExecutor(prepare(recipe), **recipe.executor.params)

@@ -12,7 +12,7 @@ from pydantic import model_validator
 from mdf.executor import run_recipe
 from mdf.executor.inline import InlineExecutor, InlineParams
 from mdf.plugins import load_plugins
-from mdf.recipe import parse_recipe
+from mdf.resolve import parse_recipe
 from mdf.testing import register_plugin
 
 CHECKS: list[str] = []

@@ -16,7 +16,7 @@ from mdf.executor.inline_metrics import InlineMetrics
 from mdf.io.parquet import ParquetReader
 from mdf.partition import declared_modality, operator_costs
 from mdf.plugins import load_plugins
-from mdf.recipe import parse_recipe
+from mdf.resolve import parse_recipe
 from mdf.testing import register_plugin
 
 

@@ -12,7 +12,7 @@ from pydantic import Field
 from mdf import Filter, Params
 from mdf.cli.ops import _param_line, describe
 from mdf.errors import RecipeError
-from mdf.recipe import parse_recipe
+from mdf.resolve import parse_recipe
 
 
 @pytest.fixture

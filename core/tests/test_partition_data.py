@@ -21,7 +21,7 @@ from mdf.partition.payload import (
     row_text_chars,
 )
 from mdf.partition.sample import draw_sample
-from mdf.recipe import parse_recipe
+from mdf.resolve import parse_recipe
 from mdf.testing import register_plugin
 
 

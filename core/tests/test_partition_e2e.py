@@ -19,7 +19,7 @@ from mdf.executor import prepare
 from mdf.partition import plan_partitions, resolve_auto
 from mdf.partition.rules import GB, MB
 from mdf.plugins import load_plugins
-from mdf.recipe import build_component, parse_recipe
+from mdf.resolve import build_component, parse_recipe
 
 ROWS = 400
 

@@ -12,7 +12,7 @@ import pytest
 
 from mdf import RecipeError
 from mdf.ops.score import ScoreFilter, estimate_threshold
-from mdf.recipe import parse_recipe
+from mdf.resolve import parse_recipe
 from mdf.testing import run_operator
 
 

@@ -8,7 +8,6 @@ without an import circle. Relative paths in a recipe are relative to the working
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -166,15 +165,3 @@ class Recipe(_Spec):
                 raise ValueError(f"stages[{i}].name '{stage.name}' is used twice; give each stage its own name")
             seen.add(stage.name)
         return self
-
-
-_MOVED = ("load_recipe", "parse_recipe", "check_components", "check_executor", "build_operator", "build_component")
-
-
-def __getattr__(name: str) -> Any:
-    """An alias for code written before the loaders and name resolution moved to :mod:`mdf.resolve` (plugins'
-    tests, benchmarks: ``from mdf.recipe import parse_recipe``). Looked up by name on first use, after both modules
-    are loaded, so this module depends on nothing of resolve's; new code imports from :mod:`mdf.resolve`."""
-    if name in _MOVED:
-        return getattr(importlib.import_module("mdf.resolve"), name)
-    raise AttributeError(f"module 'mdf.recipe' has no attribute {name!r}")

@@ -9,7 +9,7 @@ import pyarrow as pa
 from dedup_helpers import recipe, write_corpus
 
 from mdf.executor import run_recipe
-from mdf.recipe import parse_recipe
+from mdf.resolve import parse_recipe
 from mdf.testing import read_output
 
 

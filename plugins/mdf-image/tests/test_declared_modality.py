@@ -13,7 +13,7 @@ from mdf.operators import is_declared
 from mdf.partition import plan_partitions
 from mdf.partition.planner import operator_costs
 from mdf.plugins import load_plugins
-from mdf.recipe import build_component, parse_recipe
+from mdf.resolve import build_component, parse_recipe
 from mdf_image import testdata
 from mdf_image.ops.embedding import ImageEmbeddingRefiner
 from mdf_image.ops.phash import ImagePhashRefiner

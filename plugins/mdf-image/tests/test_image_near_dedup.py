@@ -9,7 +9,7 @@ import pytest
 
 from mdf import BatchContext, KeyState, OperatorError
 from mdf.executor import run_recipe
-from mdf.recipe import parse_recipe
+from mdf.resolve import parse_recipe
 from mdf.testing import check_operator_contract, read_output, run_operator
 from mdf_image.ops.near_dedup import ImageNearDedup
 from mdf_image.ops.phash import ImagePhashRefiner

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from mdf.executor import run_recipe
-from mdf.recipe import parse_recipe
+from mdf.resolve import parse_recipe
 from mdf.testing import read_output
 from mdf_image import testdata
 
