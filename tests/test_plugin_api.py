@@ -60,3 +60,39 @@ def test_the_walk_catches_a_deep_import(tmp_path: Path):
 def test_public_face_exports_resolve():
     missing = [n for n in mdf.__all__ if not hasattr(mdf, n)]
     assert not missing
+
+
+def test_a_wheel_without_the_kernel_reads_the_same_in_every_plugin(monkeypatch):
+    """One finder for the Rust kernels (``mdf.native_kernel``): an ``mdf-kernels`` built before a kernel existed
+    read differently in each plugin (image: "pip install -U mdf-kernels", html_extract: "pip install ./rust", the
+    quality filters and the native URL engine: a bare AttributeError). Seen red on the plugins' own finders (the
+    image message failed the first check)."""
+    import importlib.machinery
+    import types
+
+    pytest.importorskip("mdf_text")
+    pytest.importorskip("mdf_image")
+    from mdf_image.ops.phash import ImagePhashRefiner
+    from mdf_text.ops.c4 import C4QualityFilter
+    from mdf_text.ops.gopher import GopherQualityFilter
+    from mdf_text.ops.html import HtmlExtract
+    from mdf_text.ops.url import UrlFilter
+
+    old = types.ModuleType("mdf_kernels")
+    old.__version__ = "0.0.1"  # type: ignore[attr-defined]
+    old.__spec__ = importlib.machinery.ModuleSpec("mdf_kernels", None)
+    monkeypatch.setitem(__import__("sys").modules, "mdf_kernels", old)
+    tails = set()
+    for build in (
+        lambda: ImagePhashRefiner().setup(),
+        lambda: C4QualityFilter().setup(),
+        lambda: GopherQualityFilter().setup(),
+        lambda: HtmlExtract().setup(),
+        lambda: UrlFilter(domains=["a.example"], engine="native").setup(),
+    ):
+        with pytest.raises(mdf.MissingDependencyError) as caught:
+            build()
+        message = str(caught.value)
+        assert "the installed mdf-kernels 0.0.1 has no '" in message, message
+        tails.add(message.split(" has no ")[1].split("'", 2)[2])
+    assert tails == {" (built before it); pip install -U mdf-kernels (or pip install ./rust from the mdf repository)"}

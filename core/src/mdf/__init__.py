@@ -17,6 +17,8 @@ core may move its insides freely, and tests/test_plugin_api.py checks every plug
   :class:`ExecutorMetrics` (subclass it for an executor's own record; ``metrics.json`` is versioned);
 * plugins: :data:`hookimpl`, :class:`Registry` (what every ``mdf_register_*`` hook receives; the hooks are
   documented in :mod:`mdf.hookspecs`);
+* native kernels: :func:`native_kernel` (``mdf_kernels.<name>`` or one install line), :func:`has_native_kernel`,
+  :data:`KERNELS` (an operator's ``requires``), and :func:`with_columns` (add or replace result columns);
 * errors: :class:`MdfError` and its kinds.
 
 Everything but ``hookimpl`` and ``__version__`` is imported on first use, so ``mdf --version`` and a plugin's
@@ -55,6 +57,7 @@ _EXPORTS = {
     "ExecutorSection": "mdf.run_stats",
     "Filter": "mdf.operators",
     "InputError": "mdf.errors",
+    "KERNELS": "mdf.native",
     "KeyState": "mdf.state",
     "MdfError": "mdf.errors",
     "MissingDependencyError": "mdf.errors",
@@ -76,6 +79,9 @@ _EXPORTS = {
     "Writer": "mdf.io.base",
     "damaged_input_batch": "mdf.io.base",
     "expand_paths": "mdf.io.sharding",
+    "has_native_kernel": "mdf.native",
+    "native_kernel": "mdf.native",
+    "with_columns": "mdf.native",
     "shard_ids": "mdf.io.sharding",
 }
 
@@ -87,6 +93,7 @@ if TYPE_CHECKING:
     from mdf.io.parquet import ParquetReader
     from mdf.io.sharding import expand_paths, shard_ids
     from mdf.metrics import REASON, REASON_DETAIL, OperatorMetrics, RunMetrics, StageMetrics
+    from mdf.native import KERNELS, has_native_kernel, native_kernel, with_columns
     from mdf.operators import BatchContext, Filter, Operator, Params, Refiner
     from mdf.profiles import CostClass, Modality
     from mdf.registry import Registry
@@ -99,6 +106,7 @@ __getattr__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "DAMAGED_INPUT",
+    "KERNELS",
     "NO_MATCH",
     "REASON",
     "REASON_DETAIL",
@@ -134,7 +142,10 @@ __all__ = [
     "__version__",
     "damaged_input_batch",
     "expand_paths",
+    "has_native_kernel",
     "hookimpl",
     "lazy_exports",
+    "native_kernel",
     "shard_ids",
+    "with_columns",
 ]

@@ -7,7 +7,7 @@ from typing import Literal
 import pyarrow as pa
 from pydantic import Field
 
-from mdf import Deduplicator
+from mdf import KERNELS, Deduplicator
 from mdf_dedup.index.client import IndexedDedup, IndexParams
 from mdf_dedup.index.state import IndexState
 
@@ -23,7 +23,7 @@ class ExactDedup(IndexedDedup, Deduplicator):
 
     name = "exact_dedup"
     reads = {"column": "string|binary", "index_source": "any"}
-    requires = {"mdf_kernels": "mdf-kernels"}
+    requires = KERNELS
     state_types = (IndexState,)
 
     class Params(IndexParams):

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
-from mdf import Deduplicator
+from mdf import KERNELS, Deduplicator
 from mdf_dedup.index.client import IndexedDedup, IndexParams
 from mdf_dedup.index.state import IndexState
 from mdf_dedup.state import BandOwners, Signatures
@@ -27,7 +27,7 @@ class MinHashDedup(IndexedDedup, Deduplicator):
 
     name = "minhash_dedup"
     reads = {"column": "string", "index_source": "any"}
-    requires = {"mdf_kernels": "mdf-kernels"}
+    requires = KERNELS
     state_types = (BandOwners, Signatures, IndexState)
 
     class Params(IndexParams):

@@ -21,9 +21,9 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
-from mdf import OperatorError, Params, Refiner
+from mdf import OperatorError, Params, Refiner, with_columns
 from mdf_image.ops.decode import decode_rgb
-from mdf_image.ops.native import image_column, kernel, with_columns
+from mdf_image.ops.native import image_column, kernel
 from mdf_image.ops.reasons import append_reasons
 
 _CLIP_TYPES = ("clip", "clip_vision_model")

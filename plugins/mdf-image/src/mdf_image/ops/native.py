@@ -14,39 +14,13 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdf import MissingDependencyError, OperatorError, Refiner
+from mdf import KERNELS, OperatorError, Refiner, native_kernel, with_columns
 from mdf_image.ops.reasons import append_reasons
-
-KERNELS = {"mdf_kernels": "mdf-kernels"}
-"""``requires`` of every operator that decodes: the import name and the pip spec that provides it."""
 
 
 def kernel(name: str) -> Callable[..., Any]:
-    """Return ``mdf_kernels.<name>``, or raise naming the install that provides it.
-
-    An older ``mdf-kernels`` (built before the image kernels) imports fine but lacks the function, hence the
-    attribute check rather than only the import.
-    """
-    try:
-        import mdf_kernels
-    except ImportError:
-        raise MissingDependencyError(f"image operators need mdf-kernels ({name}): pip install mdf-kernels") from None
-    fn = getattr(mdf_kernels, name, None)
-    if fn is None:
-        version = getattr(mdf_kernels, "__version__", "?")
-        raise MissingDependencyError(
-            f"mdf-kernels {version} has no '{name}' (built without the image kernels); "
-            "pip install -U mdf-kernels (or pip install ./rust from the mdf repository)"
-        )
-    return fn
-
-
-def has_kernel(name: str) -> bool:
-    try:
-        kernel(name)
-    except MissingDependencyError:
-        return False
-    return True
+    """``mdf_kernels.<name>`` for the image operators (core's finder: one install line for every plugin)."""
+    return native_kernel(name, "the image operators")
 
 
 def image_column(batch: pa.RecordBatch, column: str, op: str) -> pa.Array:
@@ -64,14 +38,6 @@ def image_column(batch: pa.RecordBatch, column: str, op: str) -> pa.Array:
             "(a reader of this plugin gives an 'image' binary column)"
         )
     return arr
-
-
-def with_columns(batch: pa.RecordBatch, columns: dict[str, pa.Array]) -> pa.RecordBatch:
-    """Add each column, replacing one of the same name (a re-run, or a LAION ``width`` column) in place."""
-    for name, values in columns.items():
-        idx = batch.schema.get_field_index(name)
-        batch = batch.set_column(idx, name, values) if idx >= 0 else batch.append_column(name, values)
-    return batch
 
 
 class KernelRefiner(Refiner):

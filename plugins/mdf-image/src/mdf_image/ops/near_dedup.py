@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
-from mdf import NO_MATCH, Deduplicator, DedupParams, OperatorError
+from mdf import KERNELS, NO_MATCH, Deduplicator, DedupParams, OperatorError
 from mdf_image.state import NearIndexState, nearest
 
 
@@ -30,7 +30,7 @@ class ImageNearDedup(Deduplicator):
 
     name = "image_near_dedup"
     reads = {"hash_columns": "integer"}
-    requires = {"mdf_kernels": "mdf-kernels"}
+    requires = KERNELS
     reason = "near_duplicate"
     state_types = (NearIndexState,)
 

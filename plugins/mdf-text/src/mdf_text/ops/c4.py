@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field
 
-from mdf import REASON, Refiner
-from mdf_text.ops.quality_base import KERNELS, TextParams, kernels
+from mdf import KERNELS, REASON, Refiner, native_kernel
+from mdf_text.ops.quality_base import TextParams
 
 
 class C4QualityFilter(Refiner):
@@ -39,7 +39,7 @@ class C4QualityFilter(Refiner):
         filter_policy: bool = Field(True, description="remove lines with cookie / privacy / terms phrases")
 
     def setup(self) -> None:
-        self._fn = kernels().c4_quality
+        self._fn = native_kernel("c4_quality", f"operator '{self.name}'")
         self._thresholds = self.params.model_dump(exclude={"column", "language"})
 
     def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:

@@ -23,31 +23,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field
 
-from mdf import REASON, REASON_DETAIL, MissingDependencyError, OperatorError, Params, Refiner
+from mdf import REASON, REASON_DETAIL, OperatorError, Params, Refiner, native_kernel, with_columns
 
 KERNEL = "html_extract"
-INSTALL = "pip install ./rust (mdf-kernels, from the mdf repository)"
 METADATA_COLUMNS = ("canonical_url", "html_lang", "description", "encoding")
 
 
 def html_kernel() -> Any:
     """``mdf_kernels.html_extract``, or a MissingDependencyError naming the install that provides it."""
-    try:
-        import mdf_kernels
-    except ImportError:
-        raise MissingDependencyError(f"operator '{KERNEL}' needs the Rust kernels: {INSTALL}") from None
-    fn = getattr(mdf_kernels, KERNEL, None)
-    if fn is None:  # a wheel built before the HTML kernel imports fine but lacks it
-        raise MissingDependencyError(f"operator '{KERNEL}': the installed mdf-kernels has no {KERNEL}; {INSTALL}")
-    return fn
-
-
-def with_columns(batch: pa.RecordBatch, columns: dict[str, pa.Array]) -> pa.RecordBatch:
-    """Add each column, replacing one of the same name in place."""
-    for name, values in columns.items():
-        idx = batch.schema.get_field_index(name)
-        batch = batch.set_column(idx, name, values) if idx >= 0 else batch.append_column(name, values)
-    return batch
+    return native_kernel(KERNEL, f"operator '{KERNEL}'")
 
 
 class HtmlExtract(Refiner):

@@ -8,22 +8,13 @@ DataTrove names them. The operators here only pass the column and the thresholds
 from __future__ import annotations
 
 from abc import abstractmethod
-from types import ModuleType
 from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field
 
-from mdf import Filter, Params
-
-KERNELS = {"mdf_kernels": "mdf-kernels"}
-
-
-def kernels() -> ModuleType:
-    import mdf_kernels
-
-    return mdf_kernels
+from mdf import KERNELS, Filter, Params, native_kernel
 
 
 class TextParams(Params):
@@ -49,7 +40,7 @@ class KernelTextFilter(Filter):
         """The kernel's params dict (DataTrove's constructor arguments)."""
 
     def setup(self) -> None:
-        self._fn = getattr(kernels(), self.kernel)
+        self._fn = native_kernel(self.kernel, f"operator '{self.name}'")
         self._thresholds = self.thresholds()
 
     def keep(self, batch: pa.RecordBatch) -> tuple[pa.BooleanArray, pa.Array]:

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, FilePath, model_validator
 
-from mdf import Filter, MissingDependencyError, Params
+from mdf import Filter, Params, has_native_kernel, native_kernel
 
 # scheme (optional, "//" required), optional userinfo, then the host: a bracketed IPv6 literal or up to : / ? #
 _HOST_RE = r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//(?:[^@/?#]*@)?(?P<host>\[[^\]/?#]*\]|[^:/?#\[\]]*)"
@@ -52,11 +52,12 @@ def clean_hosts(host: pa.Array) -> pa.Array:
 
 
 def native_kernels() -> Any:
-    """``mdf_kernels`` when installed (``pip install ./rust``): host parsing and the parent-domain walk in Rust."""
-    try:
-        import mdf_kernels
-    except ImportError:
+    """``mdf_kernels`` when installed with the URL kernels (``pip install ./rust``): host parsing and the
+    parent-domain walk in Rust; ``None`` otherwise (the pyarrow engine does the same work)."""
+    if not has_native_kernel("url_host"):
         return None
+    import mdf_kernels
+
     return mdf_kernels
 
 
@@ -103,7 +104,7 @@ class UrlFilter(Filter):
         self._blocklist = pa.array(sorted(set(filter(None, domains))), pa.string())
         self._native = native_kernels() if p.engine != "arrow" else None
         if p.engine == "native" and self._native is None:
-            raise MissingDependencyError("url_filter engine 'native' needs mdf-kernels: pip install ./rust")
+            native_kernel("url_host", "url_filter engine 'native'")  # raises, naming the install
         self._domain_set = self._native.DomainSet(self._blocklist) if self._native is not None else None
         words = [w for w in p.block_words if w]
         self._word_re = "|".join(re.escape(w) for w in words) if words else None
