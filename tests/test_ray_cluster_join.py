@@ -41,29 +41,44 @@ def _free_port() -> int:
 
 
 TOKEN = secrets.token_hex(32)  # Ray's token authentication, as a user's cluster has it
+AUTH = ("token-file", "token-env", "off")
+"""How the cluster's token authentication is set up, as users have it: ``token-file``, the token in
+``~/.ray/auth_token`` and no ``RAY_AUTH_*`` variable (Ray's default once any head has started on the machine:
+joining by address failed there, ``InvalidAuthToken``); ``token-env``, ``RAY_AUTH_MODE=token`` and
+``RAY_AUTH_TOKEN`` in the environment; ``off``, no token anywhere."""
 
 
-def _env(tmp: str, **extra: str) -> dict[str, str]:
+def _env(tmp: str, auth: str = "token-env", **extra: str) -> dict[str, str]:
     # as a user's shell has it: no RAY_ADDRESS, and none of the Ray settings this test session's conftest made
-    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
-    ray = {"RAY_TMPDIR": tmp, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN}
+    drop = ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
+    env = {k: v for k, v in os.environ.items() if k not in drop and k != "RAY_AUTH_TOKEN_PATH"}
+    home = Path(tmp) / f"home-{auth}"  # a home of this test's own: the user's ~/.ray is never read or written
+    (home / ".ray").mkdir(parents=True, exist_ok=True)
+    ray = {"RAY_TMPDIR": tmp, "RAY_USAGE_STATS_ENABLED": "0", "HOME": str(home)}
+    if auth == "token-env":
+        ray.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=TOKEN)
+    elif auth == "token-file":
+        (home / ".ray" / "auth_token").write_text(TOKEN)
     return {**env, **ray, "COLUMNS": "200", **extra}
 
 
-@pytest.fixture(scope="module")
-def cluster():
+@pytest.fixture(scope="module", params=AUTH)
+def cluster(request):
     """Head + one more node on 127.0.0.1, as `ray start` prints them; stopped (both) at the end."""
+    auth = request.param
     tmp = tempfile.mkdtemp(prefix="mdfr-", dir="/tmp")  # unix socket paths under it must stay short
     port = _free_port()
-    env = _env(tmp)
+    env = _env(tmp, auth)
     head = [str(RAY), "start", "--head", "--port", str(port), "--node-ip-address", "127.0.0.1"]
     head += ["--num-cpus", "1", "--include-dashboard", "false", "--disable-usage-stats"]
     out = subprocess.run(head, env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-2000:]
     node = [str(RAY), "start", "--address", f"127.0.0.1:{port}", "--node-ip-address", "127.0.0.1", "--num-cpus", "1"]
+    if auth == "token-file":  # `ray start --address` reads the file only when told to (Ray 2.60: as its docs say)
+        env = {**env, "RAY_AUTH_MODE": "token"}
     out = subprocess.run(node, env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-2000:]
-    yield tmp, port
+    yield tmp, port, auth
     _stop_cluster(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
 
@@ -118,9 +133,12 @@ def _mdf_run(tmp: Path, glob: str, executor: dict, env: dict[str, str]) -> subpr
 
 @pytest.mark.parametrize("how", ["address", "auto", "RAY_ADDRESS"])
 def test_joining_a_cluster_started_with_ray_start(cluster, inline_output, tmp_path, how):
-    ray_tmp, port = cluster
+    """Each way of naming the cluster, with its token authentication each way users have it (joining by the
+    printed address or RAY_ADDRESS with the token in ~/.ray/auth_token failed: seen, InvalidAuthToken after 20 s
+    of Ray's retries and "cannot join the Ray cluster"; `auto` passed)."""
+    ray_tmp, port, auth = cluster
     glob, inline_tmp = inline_output
-    executor, env = {"type": "ray"}, _env(ray_tmp)
+    executor, env = {"type": "ray"}, _env(ray_tmp, auth)
     if how == "address":
         executor["address"] = f"127.0.0.1:{port}"
     elif how == "auto":

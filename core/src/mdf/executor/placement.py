@@ -126,6 +126,7 @@ def connect(spec: RayParams) -> RaySession:
         common["logging_level"] = logging.ERROR
     if address:
         _reachable(address, spec.connect_timeout_s)
+        _token_auth_as_ray_start()
         try:
             ray.init(address=address, **common)
         except (ConnectionError, RuntimeError, ValueError) as exc:
@@ -147,6 +148,24 @@ def connect(spec: RayParams) -> RaySession:
     )
     reclaim()
     return RaySession(True, "local", _session_logs())
+
+
+def _token_auth_as_ray_start() -> None:
+    """Send the token when the cluster wants it, by the rule ``ray start`` uses: with ``RAY_AUTH_MODE`` unset,
+    token authentication is on when a token exists (``~/.ray/auth_token``, ``RAY_AUTH_TOKEN``, ...).
+
+    ``ray start --head`` follows that rule, ``ray.init(address=...)`` does not: once any head had made the token
+    file, joining by the address ``ray start`` printed (or ``RAY_ADDRESS``) failed with ``InvalidAuthToken``
+    after 20 s of Ray's retries, while ``auto`` worked. An explicit ``RAY_AUTH_MODE`` is left as it is."""
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # a Ray without token authentication: nothing to send
+        return
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
 
 
 def _reachable(address: str, timeout_s: float) -> None:
