@@ -84,10 +84,11 @@ class Browser:
                 return msg.get("result", {})
             self.events.append(msg)
 
-    def wait_for(self, method: str, timeout: float = 30) -> dict[str, Any]:
+    def wait_for(self, method: str, timeout: float = 30, after: int = 0) -> dict[str, Any]:
+        """The first ``method`` event from ``self.events[after:]`` on (an earlier page's load does not count)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            for e in self.events:
+            for e in self.events[after:]:
                 if e.get("method") == method:
                     return e
             self.ws.settimeout(max(0.1, deadline - time.monotonic()))
@@ -96,8 +97,14 @@ class Browser:
 
     def open(self, path: Path) -> str:
         url = path.resolve().as_uri()
+        seen = len(self.events)  # chromium's own about:blank load may still be arriving: only this page's counts
         self.call("Page.navigate", url=url)
-        self.wait_for("Page.loadEventFired")
+        self.wait_for("Page.loadEventFired", after=seen)
+        deadline = time.monotonic() + 30
+        while self.js("document.readyState + ' ' + location.href") != f"complete {url}":
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{url} did not finish loading")
+            time.sleep(0.05)
         time.sleep(0.5)  # let late errors (a blocked script, an image that fails) arrive
         self.call("Runtime.evaluate", expression="1")  # drains events queued meanwhile
         return url

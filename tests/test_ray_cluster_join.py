@@ -186,10 +186,12 @@ def _processes_under(path: str) -> list[int]:
 
 
 def test_no_ray_process_outlives_a_killed_driver_by_more_than_seconds(inline_output, tmp_path):
-    """SIGKILL of `mdf run` while its local Ray starts its actors: Ray's processes follow within seconds."""
+    """SIGKILL of `mdf run` while its local Ray starts its actors: Ray's processes follow within seconds. The
+    recipe sleeps 0.5 s a batch (~15 s of work), so the run is still going when it is killed on any machine."""
     glob, _ = inline_output
     ray_tmp = tempfile.mkdtemp(prefix="mdfk-", dir="/tmp")
-    recipe = text_recipe(tmp_path, {"type": "parquet", "paths": [glob]}, {"type": "ray"})
+    slow = [{"delay_refiner": {"seconds_per_batch": 0.5}}]
+    recipe = text_recipe(tmp_path, {"type": "parquet", "paths": [glob]}, {"type": "ray", "batch_rows": 200}, slow)
     path = tmp_path / "r.yaml"
     path.write_text(yaml.safe_dump(recipe))
     proc = subprocess.Popen([str(MDF), "run", "-q", str(path)], env=_env(ray_tmp), stderr=subprocess.DEVNULL)

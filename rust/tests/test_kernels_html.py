@@ -163,12 +163,21 @@ def other_thread_share(call) -> tuple[float, float]:
 SLICE = 0.020
 
 
+def fastest(call, times: int = 5) -> float:
+    """The fastest of ``times`` timings of ``call``: a preemption on a loaded machine only ever adds time, so the
+    minimum is the estimate of the unloaded speed (one timing of ~10 ms came out 30-177 ms here, sizing the
+    measured call too small to measure: the test failed about 1 run in 9)."""
+    best = float("inf")
+    for _ in range(times):
+        t = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - t)
+    return max(best, 1e-6)
+
+
 def gil_holding_stand_in(seconds: float):
     """A C call that holds the GIL for about ``seconds``: ``sum`` over a ``range`` never returns to the eval loop."""
-    n = 1_000_000
-    t = time.perf_counter()
-    sum(range(n))
-    n = int(n * seconds / max(time.perf_counter() - t, 1e-6))
+    n = int(1_000_000 * seconds / fastest(lambda: sum(range(1_000_000))))
     return lambda: sum(range(n))
 
 
@@ -178,25 +187,29 @@ def test_releases_the_gil():
     The old test counted the other thread's ticks over the whole run against 100 and could not fail: with the
     kernel swapped for a C call holding the GIL for 0.8 s, it still saw 140-158 K ticks (all before and after
     the call). Fails on a GIL-holding call of the same length (``test_the_gil_check_can_fail`` keeps that shown),
-    and failed on this kernel built with its ``py.detach`` removed from ``py_arrow::run``: seen."""
+    and failed on this kernel built with its ``py.detach`` removed from ``py_arrow::run``: seen. The kernel's own
+    threads and other work share the cores with the ticking thread, so a loaded machine can starve it in one
+    measurement (seen once in 29: 41 %); the best of three is taken, which a GIL-holding call (0-12 %) never
+    reaches."""
     one = page(TEXTS["cs"] * 200)
-    t = time.perf_counter()
-    mk.html_extract(pa.array([one] * 50))
-    per_page = max(time.perf_counter() - t, 1e-4) / 50
+    batch = pa.array([one] * 50)
+    per_page = fastest(lambda: mk.html_extract(batch), 3) / 50
     arr = pa.array([one] * max(800, int(0.6 / per_page)))  # ~0.6 s of work whatever the machine's speed
-    seconds, share = other_thread_share(lambda: mk.html_extract(arr))
-    assert seconds > 10 * SLICE, f"the kernel ran {seconds:.3f} s: too short to measure; give it more pages"
-    assert share >= 0.5, f"the other thread ran in {share:.0%} of the kernel's {seconds:.2f} s"
+    tries = [other_thread_share(lambda: mk.html_extract(arr)) for _ in range(3)]
+    assert max(seconds for seconds, _ in tries) > 10 * SLICE, f"the kernel ran {tries}: too short to measure"
+    seconds, share = max(tries, key=lambda t: t[1])
+    assert share >= 0.5, f"the other thread ran in {share:.0%} of the kernel's {seconds:.2f} s (best of {tries})"
 
 
 def test_the_gil_check_can_fail():
-    """The measurement above on a call that holds the GIL as long as the kernel takes: it must see it."""
+    """The measurement above on a call that holds the GIL as long as the kernel takes: it must see it, in each
+    of three tries (the best of three is what the test above accepts)."""
     arr = pa.array([page(TEXTS["cs"] * 200)] * 800)
-    t = time.perf_counter()
-    mk.html_extract(arr)
-    seconds, share = other_thread_share(gil_holding_stand_in(max(time.perf_counter() - t, 0.5)))
-    assert seconds > 10 * SLICE
-    assert share < 0.5, f"a GIL-holding call let the other thread run in {share:.0%} of {seconds:.2f} s"
+    stand_in = gil_holding_stand_in(max(fastest(lambda: mk.html_extract(arr), 2), 0.5))
+    for _ in range(3):
+        seconds, share = other_thread_share(stand_in)
+        assert seconds > 10 * SLICE, f"the stand-in ran {seconds:.3f} s: too short to measure"
+        assert share < 0.5, f"a GIL-holding call let the other thread run in {share:.0%} of {seconds:.2f} s"
 
 
 def tokens(s: str) -> Counter:
