@@ -31,6 +31,7 @@ slice (:mod:`mdf.storage.commoncrawl`), instead of listing files.
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from collections.abc import Iterator
 from contextlib import closing
 from typing import Any, Literal
@@ -228,47 +229,57 @@ class _Columns:
         add_type, add_status, add_ctype = self.types.append, self.status.append, self.ctypes.append
         add_offset, add_member, bodies = self.offsets.append, self.indexes.append, self.bodies
         base, wanted, exact, prefixes, names = self.base, self.wanted, self.exact, self.prefixes, _TYPE_NAMES
-        index = 0
-        member_of = self.members.member_of if self.members is not None else None
-        for rec in records:
-            offset = member_of(rec.stream_pos) if member_of is not None else base + rec.stream_pos
-            index = index + 1 if offset == self.last else 0  # records after the first in one gzip member
-            self.last = offset
-            if not int(rec.record_type) & wanted:
-                continue
-            http = rec.http_headers if rec.is_http else None
-            ctype = (http or rec.headers).get("Content-Type")
-            if exact is not None:
-                mime = _mime(ctype)
-                if mime not in exact and not (mime and mime.startswith(prefixes)):
+        index, last = 0, self.last
+        # gzip members: decoded start and file offset of each, read in place (a method call per record cost
+        # as much as the bisection)
+        starts, ats = self.members.starts() if self.members is not None else (None, None)
+        try:
+            for rec in records:
+                pos = rec.stream_pos
+                offset = base + pos if ats is None else ats[bisect_right(starts, pos) - 1]
+                index = index + 1 if offset == last else 0  # records after the first in one gzip member
+                last = offset
+                rtype = int(rec.record_type)
+                if not rtype & wanted:
                     continue
-            body = rec.reader.read()
-            if len(body) < rec.content_length:
-                self.damage = (offset, f"truncated WARC record at byte {offset}: {len(body)} of {rec.content_length}")
-                return
-            status = why = None
-            if http is not None:
-                status = http.status_code
-                if http.get("Transfer-Encoding", "").lower().endswith("chunked"):
-                    body = self._dechunk(body)
-                encoding = http.get("Content-Encoding")
-                if encoding:
-                    body, why = self._decode(body, encoding)
-            if len(self.ids) >= batch_rows or not bodies.fits(len(body)):
-                yield self.batch()
-            if why is not None:
-                self.reasons[len(self.ids)] = "reader:" + why
-            headers = rec.headers
-            url = headers.get("WARC-Target-URI")
-            add_id(rec.record_id)
-            add_url(url.strip("<>") if url else None)  # WARC 1.0 examples wrap the URI in <>
-            add_date(headers.get("WARC-Date"))
-            add_type(names.get(int(rec.record_type), "unknown"))
-            add_status(status)
-            add_ctype(ctype)
-            bodies.append(body)
-            add_offset(offset)
-            add_member(index)
+                headers = rec.headers
+                http = rec.http_headers if rec.is_http else None
+                ctype = (http or headers).get("Content-Type")
+                if exact is not None:
+                    mime = _mime(ctype)
+                    if mime not in exact and not (mime and mime.startswith(prefixes)):
+                        continue
+                body = rec.reader.read()
+                if len(body) < rec.content_length:
+                    self.damage = (
+                        offset,
+                        f"truncated WARC record at byte {offset}: {len(body)} of {rec.content_length}",
+                    )
+                    return
+                status = why = None
+                if http is not None:
+                    status = http.status_code
+                    if http.get("Transfer-Encoding", "").lower().endswith("chunked"):
+                        body = self._dechunk(body)
+                    encoding = http.get("Content-Encoding")
+                    if encoding:
+                        body, why = self._decode(body, encoding)
+                if len(self.ids) >= batch_rows or not bodies.fits(len(body)):
+                    yield self.batch()
+                if why is not None:
+                    self.reasons[len(self.ids)] = "reader:" + why
+                url = headers.get("WARC-Target-URI")
+                add_id(rec.record_id)
+                add_url(url.strip("<>") if url else None)  # WARC 1.0 examples wrap the URI in <>
+                add_date(headers.get("WARC-Date"))
+                add_type(names.get(rtype, "unknown"))
+                add_status(status)
+                add_ctype(ctype)
+                bodies.append(body)
+                add_offset(offset)
+                add_member(index)
+        finally:  # read() names the record a parse error came after
+            self.last = last
 
     def batch(self) -> pa.RecordBatch:
         n = len(self.ids)

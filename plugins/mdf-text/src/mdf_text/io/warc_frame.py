@@ -208,6 +208,11 @@ class Members(io.RawIOBase):
             raise io.UnsupportedOperation("an inflated .warc.gz stream reads forward only")
         return here
 
+    def starts(self) -> tuple[list[int], list[int]]:
+        """The decoded position where each member starts and its file offset, as lists that grow in place
+        while the stream is read (``ats[bisect_right(starts, pos) - 1]`` is :meth:`member_of` inlined)."""
+        return self._pos, self._at
+
     def member_of(self, decoded: int) -> int:
         """File offset of the gzip member holding decoded position ``decoded``."""
         return self._at[bisect.bisect_right(self._pos, decoded) - 1]
