@@ -6,10 +6,12 @@ handful of attribute reads. Payloads are read raw and decoded here (see :mod:`md
 only the raw length, compared with the record's Content-Length, shows a record cut short: FastWARC yields a
 clipped last record without complaint.
 
-Gzip members are inflated here (:class:`mdf_text.io.warc_frame.Members`, zlib), not by FastWARC, because only
-then is ``offset`` the start of the member that holds the record: FastWARC's position is a later member's when
-one member holds several records. It costs 1.5-1.8x the reader's own CPU time on .warc.gz (a few per cent of a
-pipeline that extracts HTML).
+Gzip members are inflated here (:class:`mdf_text.io.warc_frame.Members`, zlib-ng), not by FastWARC, because
+only then is ``offset`` the start of the member that holds the record: FastWARC's position is a later member's
+when one member holds several records. Inflating is most of the reader's CPU time on .warc.gz: with zlib-ng and
+one Python call per 16 KiB read the reader is ~0.5x a bare FastWARC loop that keeps nothing, ~0.7-0.8x a FastWARC
+loop that builds the same table (``benchmarks/bench_warc_read.py``); a few per cent of a pipeline that extracts
+HTML.
 
 Every record of the file passes through the loop, also those of types not asked for (filtered here by a bit
 test), for two reasons: ``member_index`` counts every record of a gzip member, so ``offset`` +
