@@ -78,3 +78,25 @@ def test_a_run_imports_only_the_plugin_modules_its_recipe_names(imported, packag
     allowed = _closure("mdf_text.ops.length") | {f"{package}.plugin", package}
     extra = sorted(m for m in imported if m.split(".")[0] == package and m not in allowed)
     assert extra == [], f"{package}: imported by a run that does not use them: {extra}"
+
+
+UNUSED_BY_A_QUIET_PARQUET_RUN = (
+    "mdf.executor.ray",  # the recipe names the inline executor
+    "mdf.io.jsonl",  # ... and a Parquet reader and writer
+    "mdf.ops.score",  # ... and no score_filter (it brings pyarrow.dataset)
+    "mdf.ops.debug",
+    "mdf.progress",  # -q: no live display
+    "rich.console",
+    "rich.live",
+    "rich.progress",
+    "rich.table",  # the end-of-run table is not printed; the report needs only mdf.report.table's helpers
+)
+
+
+def test_a_quiet_run_imports_no_unused_builtin_or_display_module(imported):
+    """mdf's own readers, writers, executors and operators load by reference like a plugin's, and ``-q`` loads
+    no console or live display (only a damaged input is printed then, through a console made for it). Fails on
+    eager registration in ``mdf.builtin`` and on ``mdf.cli.run`` importing rich's console and ``LiveProgress``
+    at module level (seen: all eight names listed, on the code before both changes), and on
+    ``mdf.report.table`` importing rich's Table at module level (seen: rich.table listed)."""
+    assert sorted(m for m in imported if m in UNUSED_BY_A_QUIET_PARQUET_RUN) == []

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.markup import escape
-from rich.table import Table
 
 from mdf.metrics import RunMetrics
 from mdf.run_stats import ExecutorMetrics
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def executor_lines(m: RunMetrics) -> list[str]:
@@ -43,6 +47,8 @@ def _startup(m: RunMetrics) -> str:
 
 
 def metrics_table(m: RunMetrics) -> Table:
+    from rich.table import Table  # here: the HTML report imports this module for its helpers, not the table
+
     rate = m.rows_read / m.wall_s if m.wall_s > 0 else 0.0
     check = "balanced" if m.balanced else "MISMATCH"
     if m.damaged:

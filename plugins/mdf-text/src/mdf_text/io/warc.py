@@ -6,10 +6,12 @@ handful of attribute reads. Payloads are read raw and decoded here (see :mod:`md
 only the raw length, compared with the record's Content-Length, shows a record cut short: FastWARC yields a
 clipped last record without complaint.
 
-Gzip members are inflated here (:class:`mdf_text.io.warc_frame.Members`, zlib), not by FastWARC, because only
-then is ``offset`` the start of the member that holds the record: FastWARC's position is a later member's when
-one member holds several records. It costs 1.5-1.8x the reader's own CPU time on .warc.gz (a few per cent of a
-pipeline that extracts HTML).
+Gzip members are inflated here (:class:`mdf_text.io.warc_frame.Members`, zlib-ng), not by FastWARC, because
+only then is ``offset`` the start of the member that holds the record: FastWARC's position is a later member's
+when one member holds several records. Inflating is most of the reader's CPU time on .warc.gz: with zlib-ng and
+one Python call per 16 KiB read the reader is ~0.5x a bare FastWARC loop that keeps nothing, ~0.7-0.8x a FastWARC
+loop that builds the same table (``benchmarks/bench_warc_read.py``); a few per cent of a pipeline that extracts
+HTML.
 
 Every record of the file passes through the loop, also those of types not asked for (filtered here by a bit
 test), for two reasons: ``member_index`` counts every record of a gzip member, so ``offset`` +
@@ -31,6 +33,7 @@ slice (:mod:`mdf.storage.commoncrawl`), instead of listing files.
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from collections.abc import Iterator
 from contextlib import closing
 from typing import Any, Literal
@@ -58,6 +61,7 @@ _TYPE_BITS = {
 _TYPE_NAMES = {bit: name for name, bit in _TYPE_BITS.items()} | {512: "unknown"}
 _CHARSET_RE = r"charset\s*=\s*[\"']?(?P<c>[^\"';,\s]+)"
 _MAX_BATCH_BYTES = 256 << 20  # a batch's body column stays far below binary()'s 2 GiB offsets
+_FIRST_BODY_BYTES = 16 << 20  # the first batch's body buffer; it grows as needed
 _BUFFER = 1 << 20
 _STREAM = 8 << 20  # ranged-request size when the file is remote
 
@@ -228,47 +232,57 @@ class _Columns:
         add_type, add_status, add_ctype = self.types.append, self.status.append, self.ctypes.append
         add_offset, add_member, bodies = self.offsets.append, self.indexes.append, self.bodies
         base, wanted, exact, prefixes, names = self.base, self.wanted, self.exact, self.prefixes, _TYPE_NAMES
-        index = 0
-        member_of = self.members.member_of if self.members is not None else None
-        for rec in records:
-            offset = member_of(rec.stream_pos) if member_of is not None else base + rec.stream_pos
-            index = index + 1 if offset == self.last else 0  # records after the first in one gzip member
-            self.last = offset
-            if not int(rec.record_type) & wanted:
-                continue
-            http = rec.http_headers if rec.is_http else None
-            ctype = (http or rec.headers).get("Content-Type")
-            if exact is not None:
-                mime = _mime(ctype)
-                if mime not in exact and not (mime and mime.startswith(prefixes)):
+        index, last = 0, self.last
+        # gzip members: decoded start and file offset of each, read in place (a method call per record cost
+        # as much as the bisection)
+        starts, ats = self.members.starts() if self.members is not None else (None, None)
+        try:
+            for rec in records:
+                pos = rec.stream_pos
+                offset = base + pos if ats is None else ats[bisect_right(starts, pos) - 1]
+                index = index + 1 if offset == last else 0  # records after the first in one gzip member
+                last = offset
+                rtype = int(rec.record_type)
+                if not rtype & wanted:
                     continue
-            body = rec.reader.read()
-            if len(body) < rec.content_length:
-                self.damage = (offset, f"truncated WARC record at byte {offset}: {len(body)} of {rec.content_length}")
-                return
-            status = why = None
-            if http is not None:
-                status = http.status_code
-                if http.get("Transfer-Encoding", "").lower().endswith("chunked"):
-                    body = self._dechunk(body)
-                encoding = http.get("Content-Encoding")
-                if encoding:
-                    body, why = self._decode(body, encoding)
-            if len(self.ids) >= batch_rows or not bodies.fits(len(body)):
-                yield self.batch()
-            if why is not None:
-                self.reasons[len(self.ids)] = "reader:" + why
-            headers = rec.headers
-            url = headers.get("WARC-Target-URI")
-            add_id(rec.record_id)
-            add_url(url.strip("<>") if url else None)  # WARC 1.0 examples wrap the URI in <>
-            add_date(headers.get("WARC-Date"))
-            add_type(names.get(int(rec.record_type), "unknown"))
-            add_status(status)
-            add_ctype(ctype)
-            bodies.append(body)
-            add_offset(offset)
-            add_member(index)
+                headers = rec.headers
+                http = rec.http_headers if rec.is_http else None
+                ctype = (http or headers).get("Content-Type")
+                if exact is not None:
+                    mime = _mime(ctype)
+                    if mime not in exact and not (mime and mime.startswith(prefixes)):
+                        continue
+                body = rec.reader.read()
+                if len(body) < rec.content_length:
+                    self.damage = (
+                        offset,
+                        f"truncated WARC record at byte {offset}: {len(body)} of {rec.content_length}",
+                    )
+                    return
+                status = why = None
+                if http is not None:
+                    status = http.status_code
+                    if http.get("Transfer-Encoding", "").lower().endswith("chunked"):
+                        body = self._dechunk(body)
+                    encoding = http.get("Content-Encoding")
+                    if encoding:
+                        body, why = self._decode(body, encoding)
+                if len(self.ids) >= batch_rows or not bodies.fits(len(body)):
+                    yield self.batch()
+                if why is not None:
+                    self.reasons[len(self.ids)] = "reader:" + why
+                url = headers.get("WARC-Target-URI")
+                add_id(rec.record_id)
+                add_url(url.strip("<>") if url else None)  # WARC 1.0 examples wrap the URI in <>
+                add_date(headers.get("WARC-Date"))
+                add_type(names.get(rtype, "unknown"))
+                add_status(status)
+                add_ctype(ctype)
+                bodies.append(body)
+                add_offset(offset)
+                add_member(index)
+        finally:  # read() names the record a parse error came after
+            self.last = last
 
     def batch(self) -> pa.RecordBatch:
         n = len(self.ids)
@@ -300,31 +314,42 @@ class _Columns:
 class _BodyColumn:
     """The ``body`` column, written straight into one Arrow buffer per batch as records arrive.
 
-    Each payload is copied once, into a buffer that reserves 256 MiB of address space (only the pages written
-    are ever touched; the buffer is shrunk to its size when the batch is built), and its ``bytes`` object is
-    freed at once, so the allocator hands the same warm memory to the next read. Keeping a batch's ``bytes``
-    objects alive and building the column with ``pa.array`` costs a second copy plus a batch's worth of fresh
-    pages: measured 20-30 % of the reader's time on CommonCrawl records.
+    Each payload is copied once, into the batch's buffer, and its ``bytes`` object is freed at once, so the
+    allocator hands the same warm memory to the next read. Keeping a batch's ``bytes`` objects alive and building
+    the column with ``pa.array`` costs a second copy plus a batch's worth of fresh pages: measured 20-30 % of the
+    reader's time on CommonCrawl records.
+
+    The buffer starts at the previous batch's size plus a quarter (16 MiB for the first) and doubles when a
+    batch outgrows it, up to 256 MiB a batch. Why not reserve 256 MiB and shrink: Arrow's allocator (mimalloc)
+    shrinks in place only down to half a block, so shrinking a 256 MiB reservation to a 34 MiB batch copied
+    the whole column again (~9 % of the reader's time on a plain CommonCrawl file).
     """
 
     def __init__(self) -> None:
+        self._next = _FIRST_BODY_BYTES
         self._reset()
 
     def _reset(self) -> None:
         self._buffer: Any = None
         self._view: memoryview | None = None
-        self._capacity = self._pos = 0
+        self._capacity = self._limit = self._pos = 0
         self._ends = [0]
 
     def fits(self, size: int) -> bool:
         """Whether ``size`` more bytes fit the current batch (always, for the first body of a batch)."""
-        return self._buffer is None or self._pos + size <= self._capacity
+        return self._buffer is None or self._pos + size <= self._limit
 
     def append(self, body: bytes) -> None:
         end = self._pos + len(body)
         if self._view is None:
-            self._capacity = max(_MAX_BATCH_BYTES, len(body))
+            self._limit = max(_MAX_BATCH_BYTES, len(body))
+            self._capacity = max(min(self._next, self._limit), len(body))
             self._buffer = pa.allocate_buffer(self._capacity, resizable=True)
+            self._view = memoryview(self._buffer).cast("B")
+        elif end > self._capacity:  # grow: a copy of what the batch holds, then room for as much again
+            self._view.release()
+            self._capacity = max(end, min(2 * self._capacity, self._limit))
+            self._buffer.resize(self._capacity)
             self._view = memoryview(self._buffer).cast("B")
         self._view[self._pos : end] = body
         self._pos = end
@@ -338,6 +363,7 @@ class _BodyColumn:
         self._buffer.resize(self._pos, shrink_to_fit=True)
         offsets = pa.array(self._ends, pa.int32()).buffers()[1]
         out = pa.Array.from_buffers(pa.binary(), rows, [None, offsets, self._buffer])
+        self._next = max(_FIRST_BODY_BYTES, self._pos + self._pos // 4)
         self._reset()
         return out
 
