@@ -104,9 +104,9 @@ def test_split_with_the_index_on_s3_keeps_what_one_run_keeps(
     seaweed: SeaweedS3, bucket: str, tmp_path: Path, executor: str
 ) -> None:
     """A (update) then B (read), the index under s3://, keep what one run over A + B keeps, and B's rows rejected
-    by the index name A's copy; ``mdf index info`` reads it from S3. Fails without the index (B keeps A's
-    copies: seen), and on Ray with the storage settings not sent to the bucket actors (their S3 client found no
-    endpoint: seen)."""
+    by the index name A's copy; ``mdf index info`` reads it from S3. Fails with the keys objects not read (B
+    keeps A's copies: seen), and on Ray with the storage settings not sent with the requests to the bucket
+    actors ("Unable to locate credentials" reading the manifest: seen)."""
     if executor == "ray":
         pytest.importorskip("ray")
     ex = {"type": executor, "batch_rows": 250}
@@ -140,7 +140,8 @@ def test_split_with_the_index_on_s3_keeps_what_one_run_keeps(
 def test_second_update_run_is_refused_naming_the_holder(seaweed: SeaweedS3, bucket: str, tmp_path: Path) -> None:
     """While a real update run holds the S3 lock, a second update run exits 2 before any work, one line naming
     the first run's output and pid; a read run still works; once the first has published, the second runs.
-    Fails with the lock check left out of the object-storage index (the second run went ahead: seen)."""
+    Fails with the object lock not refusing another run (the second run ran, and failed only when publishing,
+    exit 1: seen)."""
     _, globs = _corpus(tmp_path, 1200, seed=32)
     index = f"s3://{bucket}/idx"
     slow = _recipe(tmp_path, seaweed, globs["a"], _exact(index, "update"), "a", {"type": "inline", "batch_rows": 20})
@@ -173,8 +174,9 @@ def test_damaged_generation_object_exits_1_naming_it(
     seaweed: SeaweedS3, bucket: str, tmp_path: Path, damage: str
 ) -> None:
     """A generation's keys object cut short (or gone) on S3: the next run exits 1 naming its URL, publishes nothing
-    and leaves no lock. Fails on a loader that trusts the object (np.load: 'cannot reshape array', not naming it;
-    a missing one: ObjectNotFound exit 2 from the storage layer): seen."""
+    and leaves no lock. Fails on a loader that trusts the manifest's sizes (truncated: "short read: 0 of 1100
+    bytes" after 8 tries; missing: "ObjectNotFound ... read at byte 0: not found", neither saying what the
+    object is or what to do): seen."""
     _, globs = _corpus(tmp_path, 1200, seed=33)
     index = f"s3://{bucket}/idx"
     _run(tmp_path, seaweed, globs["a"], _exact(index, "update"), "a")
