@@ -195,3 +195,27 @@ def test_damaged_generation_object_exits_1_naming_it(
     assert done.returncode == 1 and f"s3://{bucket}/{key}" in err and len(err.splitlines()) == 1, err
     assert ("truncated" if damage == "truncate" else "missing") in err, err
     assert _manifest(seaweed, bucket) == manifest and _objects(seaweed, bucket) == before  # nothing new, no lock
+
+
+def test_compact_on_s3_keeps_every_decision(seaweed: SeaweedS3, bucket: str, tmp_path: Path) -> None:
+    """Two generations on S3 compacted into one of another bucket count: the old objects are deleted, the lock
+    released, and a read run rejects what it rejected before. Fails with the objects deleted through pyarrow's
+    ``delete_file`` (it left a ``g-.../`` folder marker object behind for each old generation: seen)."""
+    _, globs = _corpus(tmp_path, 1600, seed=34)
+    index = f"s3://{bucket}/idx"
+    _, globs_c = _corpus(tmp_path / "c", 800, seed=35)
+    _run(tmp_path, seaweed, globs["a"], _exact(index, "update"), "a")
+    _run(tmp_path, seaweed, globs["b"], _exact(index, "update"), "b")
+    before = _manifest(seaweed, bucket)
+    kept_before, _ = _run(tmp_path, seaweed, globs_c["ab"], _exact(index, "read"), "c1")
+    ep = seaweed.endpoint
+    assert ep is not None
+    env = {**os.environ, **ep.env()}
+    done = subprocess.run([str(Path(sys.executable).with_name("mdf")), "index", "compact", index, "--buckets", "3"],
+                          capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
+    assert done.returncode == 0 and "2 generation(s) -> 1" in done.stdout, done.stderr[-2000:]
+    (gen,) = _manifest(seaweed, bucket)["generations"]
+    assert gen["keys"] == sum(g["keys"] for g in before["generations"]) and gen["buckets"] == 3
+    assert {k.split("/")[1] for k in _objects(seaweed, bucket)} == {"manifest.json", gen["id"]}
+    kept_after, _ = _run(tmp_path, seaweed, globs_c["ab"], _exact(index, "read"), "c2")
+    assert _ids(kept_after) == _ids(kept_before)

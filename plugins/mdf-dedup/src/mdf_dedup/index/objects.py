@@ -137,7 +137,10 @@ class ObjectIndexFiles:
         return len(data)
 
     def delete(self, name: str) -> None:
-        self.storage.delete(self.path(name))
+        """One DELETE (pyarrow's ``delete_file`` leaves a ``folder/`` marker object behind on the last one)."""
+        self._check_writable()
+        bucket, key = self._bucket_key(name)
+        self._retry(lambda: self.client().delete_object(Bucket=bucket, Key=key), self.path(name), "delete")
 
     # -- the manifest: read with its version, replaced only if unchanged --------------------------------------
     def client(self) -> Any:
