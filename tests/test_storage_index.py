@@ -23,6 +23,7 @@ import yaml
 
 from mdf.demo_data import dedup_table
 from mdf.testing import read_output
+from tests.storage_servers import RangeServer
 
 if TYPE_CHECKING:
     from tests.storage_servers import SeaweedS3
@@ -50,9 +51,7 @@ def _corpus(tmp: Path, rows: int, seed: int) -> tuple[pa.Table, dict[str, str]]:
     return table, globs
 
 
-def _recipe(tmp: Path, server: SeaweedS3, glob: str, op: dict, name: str, executor: dict | None = None) -> Path:
-    ep = server.endpoint
-    assert ep is not None
+def _recipe(tmp: Path, server: SeaweedS3 | None, glob: str, op: dict, name: str, executor: dict | None = None) -> Path:
     spec = {
         "reader": {"type": "parquet", "paths": [glob], "row_groups_per_shard": 2},
         "stages": [{"name": "dedup", "operators": [op]}],
@@ -60,9 +59,10 @@ def _recipe(tmp: Path, server: SeaweedS3, glob: str, op: dict, name: str, execut
         "rejected": {"type": "parquet", "path": str(tmp / name / "rejected")},
         "executor": executor or {"type": "inline"},
         "state": {"snapshot_every_s": 0, "num_buckets": 2},
-        "storage": {"s3": {"endpoint_url": ep.url, "region": ep.region, "access_key_id": ep.access_key,
-                           "secret_access_key": ep.secret_key}},
-    }  # fmt: skip
+    }
+    if server is not None and (ep := server.endpoint) is not None:
+        spec["storage"] = {"s3": {"endpoint_url": ep.url, "region": ep.region, "access_key_id": ep.access_key,
+                                  "secret_access_key": ep.secret_key}}  # fmt: skip
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(spec))
     return path
@@ -75,7 +75,7 @@ def _mdf(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=300, env=env)
 
 
-def _run(tmp: Path, server: SeaweedS3, glob: str, op: dict, name: str, executor: dict | None = None) -> Any:
+def _run(tmp: Path, server: SeaweedS3 | None, glob: str, op: dict, name: str, executor: dict | None = None) -> Any:
     """Kept and rejected rows of one ``mdf run`` that must succeed."""
     done = _mdf("run", str(_recipe(tmp, server, glob, op, name, executor)), "-q")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -219,3 +219,23 @@ def test_compact_on_s3_keeps_every_decision(seaweed: SeaweedS3, bucket: str, tmp
     assert {k.split("/")[1] for k in _objects(seaweed, bucket)} == {"manifest.json", gen["id"]}
     kept_after, _ = _run(tmp_path, seaweed, globs_c["ab"], _exact(index, "read"), "c2")
     assert _ids(kept_after) == _ids(kept_before)
+
+
+def test_index_read_over_https_range_requests(tmp_path: Path) -> None:
+    """read mode takes any URL the storage layer reads: an index published by a local run, served over plain
+    HTTP (ranged GETs, as a CDN would serve it), rejects what the local index rejects; update mode on it exits 2
+    before any work (http:// is read only). Fails with the manifest read through the S3 client whatever the URL
+    (exit 1, "an object lock needs an s3:// URL": seen)."""
+    _, globs = _corpus(tmp_path, 1200, seed=36)
+    local = tmp_path / "index"
+    _run(tmp_path, None, globs["a"], _exact(str(local), "update"), "a")
+    server = RangeServer({f"index/{p.relative_to(local)}": p for p in local.rglob("*") if p.is_file()})
+    try:
+        kept_local, _ = _run(tmp_path, None, globs["b"], _exact(str(local), "read"), "b-local")
+        kept_http, rej_http = _run(tmp_path, None, globs["b"], _exact(f"{server.url}/index", "read"), "b-http")
+        assert _ids(kept_http) == _ids(kept_local) and len(_ids(kept_local)) < 600
+        assert pc.sum(pc.equal(rej_http.column("_reason"), "exact_dedup:duplicate_of_index")).as_py() > 50
+        done = _mdf("run", str(_recipe(tmp_path, None, globs["b"], _exact(f"{server.url}/index", "update"), "u")))
+        assert done.returncode == 2 and "read only" in done.stderr and "index_mode: read" in done.stderr, done.stderr
+    finally:
+        server.stop()
