@@ -21,6 +21,7 @@ from mdf.storage.commoncrawl import CommonCrawlListing, commoncrawl_urls
 from mdf.storage.config import S3Settings, StorageSettings, parse_storage
 from mdf.storage.errors import LockHeld, ObjectNotFound, StorageError
 from mdf.storage.fs import ObjectInfo, Storage, configure, default
+from mdf.storage.lock import S3Lock
 from mdf.storage.retry import RetryPolicy, is_transient
 from mdf.storage.urls import is_remote, join, scheme_of
 
@@ -30,6 +31,7 @@ __all__ = [
     "ObjectInfo",
     "ObjectNotFound",
     "RetryPolicy",
+    "S3Lock",
     "S3Settings",
     "Storage",
     "StorageError",

@@ -1,6 +1,7 @@
 """A persistent dedup index: each new crawl deduplicated against every earlier one without re-reading them.
 
-:mod:`~mdf_dedup.index.files` (every file access), :mod:`~mdf_dedup.index.manifest` (generations, settings,
+:mod:`~mdf_dedup.index.files` (every file access of a local index), :mod:`~mdf_dedup.index.objects` (the
+same on ``s3://`` and other URLs), :mod:`~mdf_dedup.index.manifest` (generations, settings,
 lock), :mod:`~mdf_dedup.index.store` (per-bucket key files), :mod:`~mdf_dedup.index.state` (the bucket side
 during a run), :mod:`~mdf_dedup.index.client` (the operator side), :mod:`~mdf_dedup.index.admin` (info, compact).
 """

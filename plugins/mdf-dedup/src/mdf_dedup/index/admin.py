@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from mdf_dedup.index import manifest as mf
-from mdf_dedup.index.files import IndexFiles
+from mdf_dedup.index.files import IndexFiles, open_files
 from mdf_dedup.index.store import LoadedIndex, plain, write_bucket
 
 COMPACT_RUN = {"fingerprint": "compaction", "output": "mdf index compact"}
@@ -27,15 +27,19 @@ class NoIndex(Exception):
 
 
 def _manifest(files: IndexFiles) -> dict[str, Any]:
-    manifest = mf.read_manifest(files)
+    return _manifest_tagged(files)[0]
+
+
+def _manifest_tagged(files: IndexFiles) -> tuple[dict[str, Any], str | None]:
+    manifest, tag = mf.read_manifest_tagged(files)
     if manifest is None:
         raise NoIndex(f"no index at {files.root} (no {mf.MANIFEST}); an index_mode: update run creates one")
-    return manifest
+    return manifest, tag
 
 
 def info(path: str) -> dict[str, Any]:
     """Generations, keys, bytes per key, settings and the lock holder: reads the manifest and the lock only."""
-    files = IndexFiles(path)
+    files = open_files(path)
     manifest = _manifest(files)
     gens = manifest["generations"]
     keys = sum(g["keys"] for g in gens)
@@ -70,13 +74,15 @@ def info(path: str) -> dict[str, Any]:
 
 def compact(path: str, buckets: int | None = None) -> dict[str, Any]:
     """Merge every generation into one of ``buckets`` files (default: the most any generation has)."""
-    files = IndexFiles(path)
+    files = open_files(path)
     manifest = _manifest(files)
     old = manifest["generations"]
     if len(old) <= 1 and (buckets is None or (old and old[0]["buckets"] == buckets)):
         return {"generations_before": len(old), "generations_after": len(old), "keys": sum(g["keys"] for g in old)}
     mf.acquire(files, COMPACT_RUN)
     try:
+        manifest, tag = _manifest_tagged(files)  # again, under the lock: as no other run will change it
+        old = manifest["generations"]
         n = buckets or max(g["buckets"] for g in old)
         gen = {"id": f"g-compact-{int(time.time() * 1000)}", "buckets": n}
         entries = []
@@ -100,7 +106,8 @@ def compact(path: str, buckets: int | None = None) -> dict[str, Any]:
             "keys": sum(e["keys"] for e in entries), "key_bytes": sum(e["key_bytes"] for e in entries),
             "source_bytes": sum(e["source_bytes"] for e in entries), "files": entries,
         }]  # fmt: skip
-        mf.write_manifest(files, manifest)
+        mf.check(files, COMPACT_RUN)
+        mf.write_manifest(files, manifest, tag)
         for g in old:
             for entry in g["files"]:
                 for name in mf.gen_files(g, entry["bucket"]):

@@ -15,9 +15,10 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
+import mdf.storage
 from mdf import DedupParams, RecipeError
 from mdf_dedup.index import manifest as mf
-from mdf_dedup.index.files import IndexFiles
+from mdf_dedup.index.files import index_root, open_files
 from mdf_dedup.index.state import IndexState
 
 
@@ -25,8 +26,9 @@ class IndexParams(DedupParams):
     """:class:`mdf.DedupParams` plus the persistent index."""
 
     index: str | None = Field(
-        None, description="folder of a persistent index of earlier runs' keys: rows whose key it holds are rejected "
-        "as duplicate_of_index (created by the first index_mode: update run)",
+        None, description="folder or s3:// prefix of a persistent index of earlier runs' keys: rows whose key it "
+        "holds are rejected as duplicate_of_index (created by the first index_mode: update run; read mode also "
+        "reads any URL the reader does)",
     )  # fmt: skip
     index_mode: Literal["read", "update"] = Field(
         "read", description="read: only consult the index; update: when the run succeeds, add the keys it kept"
@@ -59,9 +61,12 @@ class IndexedDedup:
 
     def _conf(self) -> dict[str, Any]:
         p = self.params
-        return {"path": os.path.abspath(p.index), "mode": p.index_mode, "operator": self.name,
+        conf = {"path": index_root(p.index), "mode": p.index_mode, "operator": self.name,
                 "settings": self.index_settings(), "buckets": len(self.state.buckets),
                 "run": dict(getattr(self.state, "run", {}) or {})}  # fmt: skip
+        if mdf.storage.is_remote(p.index):  # a Ray bucket's process has not read the recipe's storage: block
+            conf["storage"] = mdf.storage.default().settings
+        return conf
 
     def earlier(
         self, batch: pa.RecordBatch, rows: np.ndarray, keys: np.ndarray, valid: np.ndarray, claimed: np.ndarray
@@ -110,7 +115,12 @@ class IndexedDedup:
         p = self.params
         if p.index is None:
             return
-        files = IndexFiles(p.index)
+        files = open_files(p.index)
+        if p.index_mode == "update" and not files.writable:
+            raise RecipeError(
+                f"{p.index}: {files.scheme}:// is read only; index_mode: update writes an index to s3:// or a local "
+                "folder (use index_mode: read)", f"{path}.index",
+            )  # fmt: skip
         manifest = mf.read_manifest(files)
         if manifest is None and p.index_mode == "read":
             raise RecipeError(

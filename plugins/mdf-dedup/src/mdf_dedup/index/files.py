@@ -2,9 +2,10 @@
 
 The index is immutable files plus two small mutable ones (``manifest.json``, replaced whole; ``_lock.json``,
 created only if absent). Those are the only operations it needs, and each has an object-storage counterpart
-(list, GET, PUT of a finished object, PUT with ``If-None-Match: *``), so moving the index to S3 replaces this
-module and nothing else. Here they work on a local folder: publish is write-then-rename (atomic on POSIX), the
-conditional create is write-then-link (``link`` fails when the name exists).
+(list, GET, PUT of a finished object, conditional PUT): :func:`open_files` gives this class for a local folder
+and :class:`~mdf_dedup.index.objects.ObjectIndexFiles` for a URL. Here they work on a local folder: publish is
+write-then-rename (atomic on POSIX), the conditional create is write-then-link (``link`` fails when the name
+exists), keys files are memory-mapped.
 """
 
 from __future__ import annotations
@@ -13,11 +14,33 @@ import contextlib
 import os
 import uuid
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from mdf.storage import is_remote
+
+
+def index_root(path: str) -> str:
+    """How a run names the index (the same in every process): an absolute folder, or the URL as given."""
+    return path.rstrip("/") if is_remote(path) else os.path.abspath(path.removeprefix("file://"))
+
+
+def open_files(path: str, settings: Any = None) -> Any:
+    """The index at ``path``: :class:`IndexFiles` for a folder, :class:`ObjectIndexFiles` for a URL (with
+    ``settings``, the recipe's ``storage:`` block, where the process has not been configured with it)."""
+    if not is_remote(path):
+        return IndexFiles(index_root(path))
+    from mdf_dedup.index.objects import ObjectIndexFiles
+
+    return ObjectIndexFiles(path, settings)
 
 
 class IndexFiles:
     """The files under one index root (a local folder)."""
+
+    remote = False
+    writable = True
 
     def __init__(self, root: str) -> None:
         self.root = os.path.abspath(root)
@@ -43,9 +66,20 @@ class IndexFiles:
         except FileNotFoundError:
             return None
 
-    def local(self, name: str) -> str:
-        """A local path to read ``name`` from (memory-mapping needs one; object storage would download it)."""
+    def load_keys(self, name: str, size: int) -> np.ndarray:
+        """A keys file (``.npy``), memory-mapped: pages are read as lookups touch them."""
+        return np.load(self.path(name), mmap_mode="r")
+
+    def open_table(self, name: str) -> str:
+        """What :func:`pyarrow.parquet.read_table` reads ``name`` from."""
         return self.path(name)
+
+    def read_tagged(self, name: str) -> tuple[bytes | None, None]:
+        """The file and its version (none locally: the lock alone keeps a second writer out)."""
+        return self.read(name), None
+
+    def replace(self, name: str, data: bytes, tag: None = None) -> None:
+        self.publish(name, lambda f: f.write(data))
 
     def list(self, prefix: str = "") -> list[str]:
         """Names (relative to the root) of the files under the folder ``prefix``."""

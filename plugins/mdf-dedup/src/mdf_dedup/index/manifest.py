@@ -8,7 +8,9 @@ would not match, so such an index is refused before any work.
 
 ``_lock.json`` is created only if absent (:meth:`IndexFiles.create`) by the first bucket of an ``update`` run
 and removed when its generation is published. A run that died leaves it behind: a holder whose process is
-gone (same host) is taken over; any other holder is named in the refusal.
+gone (same host) is taken over; any other holder is named in the refusal. On object storage the manifest is
+replaced only if its ETag is the one the run read, and the lock is an :class:`mdf.storage.S3Lock`
+(:mod:`~mdf_dedup.index.objects`); the functions here take either kind of index.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import socket
 import time
 from typing import Any
 
-from mdf import __version__
+from mdf import OperatorError, __version__
 from mdf_dedup.index.files import IndexFiles
 
 MANIFEST = "manifest.json"
@@ -32,8 +34,18 @@ class IndexBusy(Exception):
 
 
 def read_manifest(files: IndexFiles) -> dict[str, Any] | None:
-    raw = files.read(MANIFEST)
-    return None if raw is None else json.loads(raw)
+    return read_manifest_tagged(files)[0]
+
+
+def read_manifest_tagged(files: IndexFiles) -> tuple[dict[str, Any] | None, str | None]:
+    """The manifest and its version (an object's ETag; ``None`` locally), for :func:`write_manifest`."""
+    raw, tag = files.read_tagged(MANIFEST)
+    if raw is None:
+        return None, None
+    try:
+        return json.loads(raw), tag
+    except ValueError as exc:
+        raise OperatorError(f"index manifest {files.path(MANIFEST)} is not valid JSON ({exc}); restore it") from None
 
 
 def new_manifest(operator: str, settings: dict[str, Any]) -> dict[str, Any]:
@@ -41,9 +53,19 @@ def new_manifest(operator: str, settings: dict[str, Any]) -> dict[str, Any]:
             "generations": []}  # fmt: skip
 
 
-def write_manifest(files: IndexFiles, manifest: dict[str, Any]) -> None:
+def write_manifest(files: IndexFiles, manifest: dict[str, Any], tag: str | None = None) -> None:
+    """Replace the manifest; on object storage only if it is still version ``tag`` (absent if ``None``)."""
     data = json.dumps(manifest, indent=1).encode()
-    files.publish(MANIFEST, lambda f: f.write(data))
+    if not files.remote:
+        files.replace(MANIFEST, data)
+        return
+    from mdf_dedup.index.objects import Conflict
+
+    try:
+        files.replace(MANIFEST, data, tag)
+    except Conflict:
+        raise OperatorError(f"index manifest {files.path(MANIFEST)} was replaced by another run since this run read "
+                            "it (this run's lock was taken over); nothing published: run again") from None  # fmt: skip
 
 
 def difference(manifest: dict[str, Any], operator: str, settings: dict[str, Any]) -> str | None:
@@ -69,7 +91,10 @@ def gen_files(gen: dict[str, Any], bucket: int) -> tuple[str, str]:
 
 # -- lock -------------------------------------------------------------------------------------------------------
 def holder_alive(holder: dict[str, Any]) -> bool:
-    """Whether the process that took the lock may still run (another host: cannot tell, so yes)."""
+    """Whether the process that took the lock may still run (another host: cannot tell, so yes; an object lock:
+    renewed within its ttl)."""
+    if "alive" in holder:
+        return bool(holder["alive"])
     if holder.get("host") != socket.gethostname():
         return True
     try:
@@ -85,6 +110,8 @@ def holder_alive(holder: dict[str, Any]) -> bool:
 
 
 def describe(files: IndexFiles, holder: dict[str, Any]) -> str:
+    if files.remote:
+        return files.describe(holder)
     since = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(holder.get("since", 0)))
     return (
         f"index {files.root} is being updated by the run writing {holder.get('output')} (pid {holder.get('pid')} "
@@ -94,6 +121,9 @@ def describe(files: IndexFiles, holder: dict[str, Any]) -> str:
 
 
 def read_lock(files: IndexFiles) -> dict[str, Any] | None:
+    """The holder of the lock (``None``: unlocked); on object storage with ``alive``, ``age_s`` and ``ttl_s``."""
+    if files.remote:
+        return files.lock_holder()
     raw = files.read(LOCK)
     if raw is None:
         return None
@@ -105,6 +135,9 @@ def read_lock(files: IndexFiles) -> dict[str, Any] | None:
 
 def acquire(files: IndexFiles, run: dict[str, Any]) -> None:
     """Take the lock for ``run`` (idempotent for the same run); :class:`IndexBusy` when another run holds it."""
+    if files.remote:
+        files.acquire_lock(run)
+        return
     me = {"fingerprint": run.get("fingerprint"), "output": run.get("output"), "pid": os.getpid(),
           "host": socket.gethostname(), "since": time.time()}  # fmt: skip
     for _ in range(3):
@@ -121,7 +154,16 @@ def acquire(files: IndexFiles, run: dict[str, Any]) -> None:
     raise IndexBusy(f"index {files.root}: could not take {files.path(LOCK)}; retry")
 
 
+def check(files: IndexFiles, run: dict[str, Any]) -> None:
+    """Before publishing: ``run`` still holds the lock (an object lock can be taken over when not renewed)."""
+    if files.remote:
+        files.check_lock(run)
+
+
 def release(files: IndexFiles, run: dict[str, Any]) -> None:
+    if files.remote:
+        files.release_lock(run)
+        return
     holder = read_lock(files)
     if holder is not None and holder.get("fingerprint") == run.get("fingerprint"):
         files.delete(LOCK)

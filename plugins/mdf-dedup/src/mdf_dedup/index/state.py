@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ import pyarrow as pa
 
 from mdf import OperatorError, StateType
 from mdf_dedup.index import manifest as mf
-from mdf_dedup.index.files import IndexFiles
+from mdf_dedup.index.files import open_files
 from mdf_dedup.index.store import LoadedIndex, write_bucket
 
 
@@ -39,17 +40,24 @@ class IndexState(StateType):
         self.bucket = 0
         self.loaded: LoadedIndex | None = None
         self.pending: list[tuple[np.ndarray, pa.Array]] = []  # keys, their source ids
+        self.storage: Any = None  # the recipe's storage: settings (object storage), never snapshotted
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["loaded"] = None  # memory-mapped files: reloaded after a restore, never copied into a snapshot
+        state["storage"] = None  # keys to object storage stay out of the snapshot; the next request brings them
         return state
+
+    def _files(self) -> Any:
+        assert self.conf is not None
+        return open_files(self.conf["path"], self.storage)
 
     def _index(self, keys: np.ndarray, conf: dict[str, Any]) -> LoadedIndex:
         if self.loaded is None:
-            self.conf = conf
+            self.conf = {k: v for k, v in conf.items() if k != "storage"}
+            self.storage = conf.get("storage")
             self.bucket = int(keys[0] % np.uint64(conf["buckets"]))  # every key routed here has this remainder
-            files = IndexFiles(conf["path"])
+            files = self._files()
             manifest = mf.read_manifest(files) or mf.new_manifest(conf["operator"], conf["settings"])
             diff = mf.difference(manifest, conf["operator"], conf["settings"])
             if diff:
@@ -59,6 +67,10 @@ class IndexState(StateType):
                     mf.acquire(files, conf["run"])
                 except mf.IndexBusy as exc:
                     raise OperatorError(str(exc)) from None
+                if files.remote:  # a failed run's object lock goes with its state, not ttl_s later
+                    from mdf_dedup.index.objects import release_held
+
+                    weakref.finalize(self, release_held, files.root, dict(conf["run"]))
             self.loaded = LoadedIndex(files, manifest, self.bucket, conf["buckets"], conf["run"])
         return self.loaded
 
@@ -87,7 +99,7 @@ class IndexState(StateType):
         conf = self.conf
         if conf is None or conf["mode"] != "update":
             return None
-        files = IndexFiles(conf["path"])
+        files = self._files()
         manifest = mf.read_manifest(files)
         if manifest and any(g["run"] == conf["run"] for g in manifest["generations"]):
             return {"conf": conf, "skip": True}  # a resume of a run that had published: nothing new
@@ -121,14 +133,16 @@ class IndexState(StateType):
         if not results:
             return
         conf = results[0]["conf"]
-        files = IndexFiles(conf["path"])
+        files = open_files(conf["path"])
         if not any(r.get("skip") for r in results):
-            manifest = mf.read_manifest(files) or mf.new_manifest(conf["operator"], conf["settings"])
+            mf.check(files, conf["run"])
+            manifest, tag = mf.read_manifest_tagged(files)
+            manifest = manifest or mf.new_manifest(conf["operator"], conf["settings"])
             entries = sorted((r["entry"] for r in results if r["entry"]), key=lambda e: e["bucket"])
             manifest["generations"].append({
                 **results[0]["gen"], "run": conf["run"], "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "keys": sum(e["keys"] for e in entries), "key_bytes": sum(e["key_bytes"] for e in entries),
                 "source_bytes": sum(e["source_bytes"] for e in entries), "files": entries,
             })  # fmt: skip
-            mf.write_manifest(files, manifest)
+            mf.write_manifest(files, manifest, tag)
         mf.release(files, conf["run"])

@@ -53,7 +53,7 @@ class LoadedIndex:
                 raise OperatorError(
                     f"index generation file {self.files.path(name)} is {what}; restore it, or rebuild the index"
                 )
-        keys = np.load(self.files.local(keys_name), mmap_mode="r")
+        keys = self.files.load_keys(keys_name, entry["key_bytes"])
         rows = None
         if filtered:
             rows = np.flatnonzero(keys % np.uint64(buckets) == bucket)
@@ -105,7 +105,7 @@ class LoadedIndex:
         if slot not in self._sources:
             name = self.parts[slot][2]
             try:
-                table = pq.read_table(self.files.local(name), columns=["source"])
+                table = pq.read_table(self.files.open_table(name), columns=["source"])
             except (OSError, pa.ArrowException) as exc:
                 raise OperatorError(f"index generation file {self.files.path(name)} cannot be read: {exc}") from exc
             self._sources[slot] = table.column(0).combine_chunks()
