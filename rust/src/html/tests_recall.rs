@@ -110,3 +110,29 @@ fn recall_mode_keeps_what_strict_rules_cut_inside_the_article() {
     assert!(recall.text.contains("mayor, speaking"), "{}", recall.text);
     assert!(!recall.text.contains("Home page"), "{}", recall.text);
 }
+
+/// A glossary box inside the article whose `<dd>` holds a nested definition list: the inner `<dt>` closes
+/// the `<dd>`/`<dt>` of its own list only (the HTML standard's list scope, as for `<li>`), so the box's end
+/// tags close the box and the article after it is kept. Fails when a `<dt>` closes past its `<dl>` (the
+/// inner `<dt>` closed the outer `<dd>` and the wrapper in it, the wrapper's `</div>` then closed the box, the
+/// box's `</div>` the story, and the short second half, now outside the story, fell out): seen.
+#[test]
+fn nested_definition_list_keeps_the_article_whole() {
+    let html = page(&format!(
+        "<div class=\"story\"><div class=\"part\">{ARTICLE}</div><div class=\"glossary\"><dl><dt>Levee</dt>\
+         <dd><div class=\"def\">An embankment along a river.<dl><dt>Also</dt><dd>dike, dyke</dd></dl></div></dd>\
+         </dl></div><div class=\"part\">{}</div></div>\
+         <div class=\"rail\"><p>Subscribe to our weekly letter, delivered every Monday, with the best stories.</p>\
+         </div>",
+        SECOND_HALF.split("\n").nth(1).expect("two paragraphs")
+    ))
+    .replacen(ARTICLE, &ARTICLE.repeat(4), 1);
+    let e = run(&html);
+    assert!(e.text.contains("river rose three metres"), "{}", e.text);
+    assert!(
+        e.text.contains("mayor, speaking from the steps"),
+        "{}",
+        e.text
+    );
+    assert!(!e.text.contains("Subscribe"), "{}", e.text);
+}
