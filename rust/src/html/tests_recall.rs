@@ -177,3 +177,70 @@ fn non_english_class_words_mark_comments_related_and_content() {
         assert!(!e.text.contains("Three years ago"), "{related}: {}", e.text);
     }
 }
+
+/// Inside `<article>`, `<main>` or `itemprop="articleBody"` the article's parts join the top candidate at
+/// any depth: a lede paragraph beside the body wrapper and a part continued after a figure in more wrappers
+/// (article), sections of which one is wrapped deeper (main). A prose block outside the bound, a byline and
+/// a link list inside it do not; the same page without the element keeps Readability's rule (the lone deep
+/// part is left out), and so does `favor=precision`. Fails before the bound rule (the article's continuation
+/// was dropped): seen; the first sections of `<main>` were dropped too on the same layout before the rule.
+#[test]
+fn article_and_main_bound_the_article_parts_that_join() {
+    let mut paras = ARTICLE.split('\n');
+    let (lede, p2, p3) = (
+        paras.next().expect("p1"),
+        paras.next().expect("p2"),
+        paras.nth(1).expect("p3"),
+    );
+    let (b1, b2) = SECOND_HALF.split_once('\n').expect("two paragraphs");
+    let outside =
+        "<div class=\"note\"><p>The paper's offices are closed on Monday for the holiday, and \
+                   the next print edition appears on Tuesday morning as usual.</p></div>";
+    let links = "<div class=\"list\"><p><a href=/a>Storm hits the coast overnight, thousands without power</a> \
+                 <a href=/b>Council approves the new budget after a long night of debate</a></p></div>";
+    let body = |el: &str| {
+        page(&format!(
+            "{outside}<{el}><h1>Flood</h1>{lede}<div class=\"byline\">By A. Reporter, on the third of May, \
+             from the lower town</div><div class=\"txt\">{p2}{p3}{b1}</div><figure><img src=x.jpg>\
+             <figcaption>The lower town</figcaption></figure><div><div><div class=\"cont\">{b2}</div></div>\
+             </div>{links}</{el}>"
+        ))
+    };
+    let e = run(&body("article"));
+    for kept in [
+        "river rose three metres",
+        "Engineers will",
+        "By noon",
+        "mayor, speaking",
+    ] {
+        assert!(e.text.contains(kept), "{kept}: {}", e.text);
+    }
+    for dropped in ["offices are closed", "By A. Reporter", "Council approves"] {
+        assert!(!e.text.contains(dropped), "{dropped}: {}", e.text);
+    }
+    let plain = run(&body("div"));
+    assert!(plain.text.contains("Engineers will"), "{}", plain.text);
+    assert!(!plain.text.contains("mayor, speaking"), "{}", plain.text);
+    let opts = Options {
+        favor: Favor::Precision,
+        ..Options::default()
+    };
+    let strict = extract(body("article").as_bytes(), None, false, opts);
+    assert!(!strict.text.contains("mayor, speaking"), "{}", strict.text);
+
+    let sections = page(&format!(
+        "{outside}<main><section><h2>Before</h2>{lede}{p2}</section><section><h2>During</h2>{p3}</section>\
+         <section><h2>After</h2><div><div>{SECOND_HALF}</div></div></section></main>"
+    ));
+    let e = run(&sections);
+    for kept in [
+        "Before",
+        "river rose three metres",
+        "During",
+        "Engineers will",
+        "mayor, speaking",
+    ] {
+        assert!(e.text.contains(kept), "{kept}: {}", e.text);
+    }
+    assert!(!e.text.contains("offices are closed"), "{}", e.text);
+}

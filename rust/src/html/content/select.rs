@@ -124,6 +124,7 @@ impl Pass<'_> {
         }
         let top_score = self.score[top];
         let threshold = (top_score * 0.2).max(10.0);
+        let bound = self.semantic_bound(top);
         let mut out = Vec::new();
         let mut c = parent + 1;
         while c < nodes[parent].end as usize {
@@ -141,6 +142,7 @@ impl Pass<'_> {
                 let chars = self.sums[c].chars;
                 let joins = if (self.scored[c] && self.score[c] + bonus >= threshold)
                     || (!self.scored[c] && self.is_unscored_prose(c))
+                    || (bound.is_some() && self.is_prose_in_bound(c))
                 {
                     true
                 } else if node.tag == Tag::P {
@@ -155,7 +157,66 @@ impl Pass<'_> {
             }
             c = next;
         }
+        if let Some(bound) = bound {
+            let mut cur = parent;
+            while cur != bound {
+                let up = nodes[cur].parent as usize;
+                let mut c = up + 1;
+                while c < nodes[up].end as usize {
+                    if c != cur && self.is_prose_in_bound(c) {
+                        out.push(c);
+                    }
+                    c = nodes[c].end as usize;
+                }
+                cur = up;
+            }
+            out.sort_unstable();
+        }
         out
+    }
+
+    /// The element that says where the article ends: the nearest `<article>`, `<main>` or
+    /// `itemprop="articleBody"` above the top candidate (`None` under `Favor::Precision`, and in the attempts
+    /// that ignore class words, which are what tells a comment thread inside the bound from prose). HTML
+    /// authors put the whole article there (the standard's "self-contained composition" and "dominant
+    /// content"), but split it into parts at different depths -- a lede paragraph beside the body wrapper,
+    /// sections, a part continued after a figure inside more wrappers -- that Readability's sibling rule,
+    /// which looks one level around the top candidate only, cannot reach.
+    fn semantic_bound(&self, top: usize) -> Option<usize> {
+        if self.favor == Favor::Precision || !self.rules.weight_classes {
+            return None;
+        }
+        let nodes = &self.doc.nodes;
+        let mut p = nodes[top].parent as usize;
+        while p != 0 {
+            let n = &nodes[p];
+            if matches!(n.tag, Tag::Article | Tag::Main) || n.flags & ARTICLE_BODY != 0 {
+                return (!self.excl[p]).then_some(p);
+            }
+            p = n.parent as usize;
+        }
+        None
+    }
+
+    /// A block inside the semantic bound that reads as the article's prose: paragraphs (or a paragraph),
+    /// 80 characters, few links, no furniture class, and not what conditional cleaning would drop. The
+    /// bound vouches for it, so it needs neither a score nor the 500 characters an unbounded block needs.
+    fn is_prose_in_bound(&self, c: usize) -> bool {
+        let node = &self.doc.nodes[c];
+        if node.tag == Tag::Text || self.excl[c] {
+            return false;
+        }
+        let max_ld = if self.favor == Favor::Recall {
+            0.3
+        } else {
+            0.2
+        };
+        let s = &self.sums[c];
+        (s.p > 0 || node.tag == Tag::P)
+            && s.chars >= 80
+            && self.link_density(c) < max_ld
+            && self.weight(c) >= 0.0
+            && !(self.rules.clean_conditionally && self.looks_like_furniture(c))
     }
 
     /// A sibling block of prose that scoring never reached: its paragraphs sit more than five levels down
