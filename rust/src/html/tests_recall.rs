@@ -244,3 +244,34 @@ fn article_and_main_bound_the_article_parts_that_join() {
     }
     assert!(!e.text.contains("offices are closed"), "{}", e.text);
 }
+
+/// A page laid out with a table: a link row on top, a navigation column, the article's title and first
+/// paragraphs in one row and its continuation in the next row's cell of the same column. The continuation
+/// joins (cells of a layout table are where its article goes on); the link row and the navigation cell do
+/// not; `favor=precision` keeps Readability's rule (the top cell's row only). Fails before the layout-table
+/// rule (the continuation was dropped): seen.
+#[test]
+fn layout_table_rows_continue_the_article() {
+    let menu: String = (0..15)
+        .map(|i| format!("<li><a href=/m{i}>Section number {i}</a></li>"))
+        .collect();
+    let html = page(&format!(
+        "<table><tr><td colspan=2><a href=/>Home</a> <a href=/b>Blog</a></td></tr><tr><td><ul>{menu}</ul>\
+         </td><td><h1>Flood</h1>{ARTICLE}</td></tr><tr><td></td><td>{SECOND_HALF}</td></tr></table>"
+    ));
+    let e = run(&html);
+    assert!(e.text.contains("river rose three metres"), "{}", e.text);
+    assert!(e.text.contains("mayor, speaking"), "{}", e.text);
+    assert!(
+        !e.text.contains("Section number") && !e.text.contains("Blog"),
+        "{}",
+        e.text
+    );
+    let opts = Options {
+        favor: Favor::Precision,
+        ..Options::default()
+    };
+    let strict = extract(html.as_bytes(), None, false, opts);
+    assert!(strict.text.contains("river rose three metres"));
+    assert!(!strict.text.contains("mayor, speaking"), "{}", strict.text);
+}

@@ -125,37 +125,54 @@ impl Pass<'_> {
         let top_score = self.score[top];
         let threshold = (top_score * 0.2).max(10.0);
         let bound = self.semantic_bound(top);
-        let mut out = Vec::new();
-        let mut c = parent + 1;
-        while c < nodes[parent].end as usize {
-            let next = nodes[c].end as usize;
+        let joins = |c: usize| {
             let node = &nodes[c];
-            if c == top {
-                out.push(c);
-            } else if node.tag != Tag::Text && !self.excl[c] {
-                let bonus = if node.a != 0 && node.a == nodes[top].a {
-                    top_score * 0.2
-                } else {
-                    0.0
-                };
-                let ld = self.link_density(c);
-                let chars = self.sums[c].chars;
-                let joins = if (self.scored[c] && self.score[c] + bonus >= threshold)
-                    || (!self.scored[c] && self.is_unscored_prose(c))
-                    || (bound.is_some() && self.is_prose_in_bound(c))
-                {
-                    true
-                } else if node.tag == Tag::P {
-                    (chars > 80 && ld < 0.25)
-                        || (chars > 0 && chars <= 80 && ld == 0.0 && self.ends_sentence(c))
-                } else {
-                    false
-                };
-                if joins {
-                    out.push(c);
+            if node.tag == Tag::Text || self.excl[c] {
+                return false;
+            }
+            let bonus = if node.a != 0 && node.a == nodes[top].a {
+                top_score * 0.2
+            } else {
+                0.0
+            };
+            let ld = self.link_density(c);
+            let chars = self.sums[c].chars;
+            if (self.scored[c] && self.score[c] + bonus >= threshold)
+                || (!self.scored[c] && self.is_unscored_prose(c))
+                || (bound.is_some() && self.is_prose_in_bound(c))
+            {
+                true
+            } else if node.tag == Tag::P {
+                (chars > 80 && ld < 0.25)
+                    || (chars > 0 && chars <= 80 && ld == 0.0 && self.ends_sentence(c))
+            } else {
+                false
+            }
+        };
+        let mut out = Vec::new();
+        if let Some(table) = self.layout_table_of(top) {
+            // the page's rows are layout: the article goes on in other cells of the table, not siblings
+            let mut c = table + 1;
+            while c < nodes[table].end as usize {
+                match nodes[c].tag {
+                    Tag::Table => c = nodes[c].end as usize,
+                    Tag::Td => {
+                        if c == top || joins(c) {
+                            out.push(c);
+                        }
+                        c = nodes[c].end as usize;
+                    }
+                    _ => c += 1,
                 }
             }
-            c = next;
+            return out;
+        }
+        let mut c = parent + 1;
+        while c < nodes[parent].end as usize {
+            if c == top || joins(c) {
+                out.push(c);
+            }
+            c = nodes[c].end as usize;
         }
         if let Some(bound) = bound {
             let mut cur = parent;
@@ -173,6 +190,25 @@ impl Pass<'_> {
             out.sort_unstable();
         }
         out
+    }
+
+    /// The table whose cell `top` is, when it is a layout table (no header cells; `favor` not precision).
+    /// Sites laid out with tables put the navigation in one column and the article in another, often over
+    /// several rows (a title row, the body, a continuation after an ad row): the top cell's siblings are the
+    /// navigation cells of its own row, and the article's other rows are cells of other rows, which
+    /// Readability's sibling rule never sees.
+    fn layout_table_of(&self, top: usize) -> Option<usize> {
+        let nodes = &self.doc.nodes;
+        if self.favor == Favor::Precision || nodes[top].tag != Tag::Td {
+            return None;
+        }
+        let tr = nodes[top].parent as usize;
+        let mut t = nodes[tr].parent as usize;
+        if matches!(nodes[t].tag, Tag::Tbody | Tag::Thead | Tag::Tfoot) {
+            t = nodes[t].parent as usize;
+        }
+        (nodes[tr].tag == Tag::Tr && nodes[t].tag == Tag::Table && self.sums[t].th == 0)
+            .then_some(t)
     }
 
     /// The element that says where the article ends: the nearest `<article>`, `<main>` or
