@@ -1,5 +1,7 @@
 //! Readability's candidate scoring and the choice of the subtrees to keep: the top candidate, its moves up
-//! the tree, and the siblings that join it.
+//! the tree, and the siblings that join it. Two structures widen "sibling" (not under `Favor::Precision`):
+//! inside an `<article>`, `<main>` or `itemprop="articleBody"`, prose at any level up to that element joins;
+//! a top cell of a layout table has the table's other cells for siblings.
 //!
 //! Kept apart from the measuring because it only reads the sums; the thresholds (five ancestor levels,
 //! 0.75 of the best for alternatives, a third of the score to climb, 0.2 and 10 for siblings) are
