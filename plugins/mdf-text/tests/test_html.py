@@ -238,3 +238,24 @@ def test_favor_reaches_the_kernel():
     assert run_operator(op(), batch)[0].column("text")[0].as_py() == texts["balanced"]
     with pytest.raises(ValueError, match="favor"):
         op(favor="everything")
+
+
+def test_comment_threads_named_in_the_page_language_are_dropped():
+    """A German page whose article sits in ``artikel-inhalt`` and whose reader comments (comma-rich prose, enough
+    to outscore the article) sit in ``kommentare`` gives the article without the comments, in every favor mode.
+    Fails when the class words are English only (the comments were kept): seen."""
+    comments = "".join(
+        f'<div class="kommentar"><p>Leser {i}: Ich finde, wie immer, dass die Stadt, der Hafen und die Reederei zu '
+        "spät, zu langsam und zu wenig geplant haben, leider, und die Preise, die Parkplätze, die Zeiten.</p></div>"
+        for i in range(8)
+    )
+    body = "".join(f"<p>{p}</p>" for p in ARTICLE * 2)
+    page = (
+        f'<html lang="de"><body><div class="seite"><div class="artikel-inhalt">{body}</div>'
+        f'<div id="kommentare">{comments}</div></div></body></html>'
+    )
+    batch = pa.RecordBatch.from_pydict({"body": [page]})
+    for favor in ("precision", "balanced", "recall"):
+        text = run_operator(op(favor=favor), batch)[0].column("text")[0].as_py()
+        assert ARTICLE[0] in text, favor
+        assert "Leser 3" not in text, (favor, text)

@@ -1,5 +1,7 @@
 //! Readability's candidate scoring and the choice of the subtrees to keep: the top candidate, its moves up
-//! the tree, and the siblings that join it.
+//! the tree, and the siblings that join it. Two structures widen "sibling" (not under `Favor::Precision`):
+//! inside an `<article>`, `<main>` or `itemprop="articleBody"`, prose at any level up to that element joins;
+//! a top cell of a layout table has the table's other cells for siblings.
 //!
 //! Kept apart from the measuring because it only reads the sums; the thresholds (five ancestor levels,
 //! 0.75 of the best for alternatives, a third of the score to climb, 0.2 and 10 for siblings) are
@@ -124,38 +126,135 @@ impl Pass<'_> {
         }
         let top_score = self.score[top];
         let threshold = (top_score * 0.2).max(10.0);
-        let mut out = Vec::new();
-        let mut c = parent + 1;
-        while c < nodes[parent].end as usize {
-            let next = nodes[c].end as usize;
+        let bound = self.semantic_bound(top);
+        let joins = |c: usize| {
             let node = &nodes[c];
-            if c == top {
-                out.push(c);
-            } else if node.tag != Tag::Text && !self.excl[c] {
-                let bonus = if node.a != 0 && node.a == nodes[top].a {
-                    top_score * 0.2
-                } else {
-                    0.0
-                };
-                let ld = self.link_density(c);
-                let chars = self.sums[c].chars;
-                let joins = if (self.scored[c] && self.score[c] + bonus >= threshold)
-                    || (!self.scored[c] && self.is_unscored_prose(c))
-                {
-                    true
-                } else if node.tag == Tag::P {
-                    (chars > 80 && ld < 0.25)
-                        || (chars > 0 && chars <= 80 && ld == 0.0 && self.ends_sentence(c))
-                } else {
-                    false
-                };
-                if joins {
-                    out.push(c);
+            if node.tag == Tag::Text || self.excl[c] {
+                return false;
+            }
+            let bonus = if node.a != 0 && node.a == nodes[top].a {
+                top_score * 0.2
+            } else {
+                0.0
+            };
+            let ld = self.link_density(c);
+            let chars = self.sums[c].chars;
+            if (self.scored[c] && self.score[c] + bonus >= threshold)
+                || (!self.scored[c] && self.is_unscored_prose(c))
+                || (bound.is_some() && self.is_prose_in_bound(c))
+            {
+                true
+            } else if node.tag == Tag::P {
+                (chars > 80 && ld < 0.25)
+                    || (chars > 0 && chars <= 80 && ld == 0.0 && self.ends_sentence(c))
+            } else {
+                false
+            }
+        };
+        let mut out = Vec::new();
+        if let Some(table) = self.layout_table_of(top) {
+            // the page's rows are layout: the article goes on in other cells of the table, not siblings
+            let mut c = table + 1;
+            while c < nodes[table].end as usize {
+                match nodes[c].tag {
+                    Tag::Table => c = nodes[c].end as usize,
+                    Tag::Td => {
+                        if c == top || joins(c) {
+                            out.push(c);
+                        }
+                        c = nodes[c].end as usize;
+                    }
+                    _ => c += 1,
                 }
             }
-            c = next;
+            return out;
+        }
+        let mut c = parent + 1;
+        while c < nodes[parent].end as usize {
+            if c == top || joins(c) {
+                out.push(c);
+            }
+            c = nodes[c].end as usize;
+        }
+        if let Some(bound) = bound {
+            let mut cur = parent;
+            while cur != bound {
+                let up = nodes[cur].parent as usize;
+                let mut c = up + 1;
+                while c < nodes[up].end as usize {
+                    if c != cur && self.is_prose_in_bound(c) {
+                        out.push(c);
+                    }
+                    c = nodes[c].end as usize;
+                }
+                cur = up;
+            }
+            out.sort_unstable();
         }
         out
+    }
+
+    /// The table whose cell `top` is, when it is a layout table (no header cells; `favor` not precision).
+    /// Sites laid out with tables put the navigation in one column and the article in another, often over
+    /// several rows (a title row, the body, a continuation after an ad row): the top cell's siblings are the
+    /// navigation cells of its own row, and the article's other rows are cells of other rows, which
+    /// Readability's sibling rule never sees.
+    fn layout_table_of(&self, top: usize) -> Option<usize> {
+        let nodes = &self.doc.nodes;
+        if self.favor == Favor::Precision || nodes[top].tag != Tag::Td {
+            return None;
+        }
+        let tr = nodes[top].parent as usize;
+        let mut t = nodes[tr].parent as usize;
+        if matches!(nodes[t].tag, Tag::Tbody | Tag::Thead | Tag::Tfoot) {
+            t = nodes[t].parent as usize;
+        }
+        (nodes[tr].tag == Tag::Tr && nodes[t].tag == Tag::Table && self.sums[t].th == 0)
+            .then_some(t)
+    }
+
+    /// The element that says where the article ends: the nearest `<article>`, `<main>` or
+    /// `itemprop="articleBody"` above the top candidate (`None` under `Favor::Precision`, and in the attempts
+    /// that ignore class words, which are what tells a comment thread inside the bound from prose). HTML
+    /// authors put the whole article there (the standard's "self-contained composition" and "dominant
+    /// content"), but split it into parts at different depths -- a lede paragraph beside the body wrapper,
+    /// sections, a part continued after a figure inside more wrappers -- that Readability's sibling rule,
+    /// which looks one level around the top candidate only, cannot reach.
+    fn semantic_bound(&self, top: usize) -> Option<usize> {
+        if self.favor == Favor::Precision || !self.rules.weight_classes {
+            return None;
+        }
+        let nodes = &self.doc.nodes;
+        let mut p = nodes[top].parent as usize;
+        while p != 0 {
+            let n = &nodes[p];
+            if matches!(n.tag, Tag::Article | Tag::Main) || n.flags & ARTICLE_BODY != 0 {
+                return (!self.excl[p]).then_some(p);
+            }
+            p = n.parent as usize;
+        }
+        None
+    }
+
+    /// A block inside the semantic bound that reads as the article's prose: paragraphs (or a paragraph),
+    /// 80 characters, few links, no furniture class, and not what conditional cleaning would drop. The
+    /// bound vouches for it, so it needs neither a score nor the 500 characters an unbounded block needs.
+    fn is_prose_in_bound(&self, c: usize) -> bool {
+        let node = &self.doc.nodes[c];
+        if node.tag == Tag::Text || self.excl[c] {
+            return false;
+        }
+        let max_ld = if self.favor == Favor::Recall {
+            0.3
+        } else {
+            0.2
+        };
+        let s = &self.sums[c];
+        (s.p > 0 || node.tag == Tag::P)
+            && s.chars >= 80
+            && self.link_density(c) < max_ld
+            && self.weight(c) >= 0.0
+            && !(self.rules.clean_conditionally && self.looks_like_furniture(c))
     }
 
     /// A sibling block of prose that scoring never reached: its paragraphs sit more than five levels down
