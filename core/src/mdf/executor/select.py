@@ -66,15 +66,19 @@ def run_recipe(
     except BaseException as exc:  # ^C and SIGTERM too: run.json says "failed" and why, never "running"
         error = disk_full(exc, owned.plan.output_dir) or as_terminated(exc) or exc
         owned.fail(error)
+        owned.release()
         if error is not exc:
             raise error from exc
         raise
-    finally:
-        owned.release()
     try:  # the data and metrics.json are published: a report that cannot be drawn must not fail the run
         metrics.report = write_report(owned.output)
+        for d in owned.dirs[:1]:
+            if d.remote is not None:  # an s3:// output: beside its metrics.json (under the lock still)
+                d.remote.put_meta(metrics.report)
     except Exception as exc:  # said on the run's last line; `mdf report` retries it
         metrics.report_error = f"{type(exc).__name__}: {exc}"
+    finally:
+        owned.release()
     return metrics
 
 

@@ -15,6 +15,7 @@ multipart upload makes the object appear whole or not at all, which is the atomi
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import threading
@@ -256,6 +257,8 @@ class Storage:
         objects = self.list(url, hidden=True)
         with ThreadPoolExecutor(16) as pool:
             list(pool.map(lambda o: self.delete(o.url), objects))
+        with contextlib.suppress(OSError):  # folder markers some servers list (SeaweedFS): best effort, no data
+            fs.delete_dir(path.rstrip("/"))
 
 
 def _hidden(rel: str) -> bool:
