@@ -109,9 +109,10 @@ def test_s3_output_gives_the_local_rows_and_success_lists_exactly_the_parts(
 ) -> None:
     """Inline run local -> s3://: rows and rejected rows equal the local run's; ``_SUCCESS`` names exactly the
     published parts; ``run.json`` (complete), ``metrics.json``, ``shards.json`` and the report are under
-    ``<output>/_mdf/``; no staging is left; the secret key is in none of them nor on the terminal. (Fails on the
-    code before the write side: exit 2 'is a URL: mdf reads object storage but does not write it yet': seen;
-    with the meta files left out of the publish, run.json was missing: seen.)"""
+    ``<output>/_mdf/``; no staging is left; the secret key is in none of them nor on the terminal; ``--resume``
+    of the complete output redoes nothing and keeps the same parts. (Fails on the code before the write side:
+    exit 2 'is a URL: mdf reads object storage but does not write it yet': seen; with the run's _mdf/ files
+    left out of the publish, <output>/_mdf/run.json still said 'running': seen.)"""
     paths = inputs(tmp_path / "in")
     local = recipe(tmp_path, paths, str(tmp_path / "out"), str(tmp_path / "rej"), [FILTER], "local")
     assert run_mdf("run", "-q", str(local)).returncode == 0
@@ -132,6 +133,10 @@ def test_s3_output_gives_the_local_rows_and_success_lists_exactly_the_parts(
     secret = env(seaweed, tmp_path)["AWS_SECRET_ACCESS_KEY"].encode()
     assert not any(secret in v for v in [*out.values(), *rej.values()])
     assert secret.decode() not in result.stdout + result.stderr
+    again = run_mdf("run", "-q", str(s3), "--resume", env=env(seaweed, tmp_path))  # complete: nothing to redo
+    assert again.returncode == 0, again.stderr[-3000:]
+    now = objects(seaweed, bucket, "out")
+    assert data(now) == data(out) and json.loads(now["_mdf/metrics.json"])["resumed"]["this_run_shards"] == 0
 
 
 def test_second_run_refused_naming_the_first_then_kill_9_and_resume_gives_the_clean_rows(
@@ -146,16 +151,18 @@ def test_second_run_refused_naming_the_first_then_kill_9_and_resume_gives_the_cl
     paths = inputs(tmp_path / "in", n=6, rows=1000)
     clean = recipe(tmp_path, paths, str(tmp_path / "out"), str(tmp_path / "rej"), [FILTER], "clean")
     assert run_mdf("run", "-q", str(clean)).returncode == 0
-    s3 = recipe(tmp_path, paths, f"s3://{bucket}/out", f"s3://{bucket}/rej", [SLOW, FILTER], "s3")
+    slower = {"delay_refiner": {"seconds_per_batch": 1.5}}  # 22 s in all: the second run starts in seconds
+    s3 = recipe(tmp_path, paths, f"s3://{bucket}/out", f"s3://{bucket}/rej", [slower, FILTER], "s3")
     e = env(seaweed, tmp_path)
     first = popen(s3, e)
     try:
         wait_for_objects(seaweed, bucket, "out", first, ".parquet", n=2)  # two shards committed and mirrored
+        assert not data(objects(seaweed, bucket, "out")), "a running run's parts are visible at the output"
         second = run_mdf("run", "-q", str(s3), env=e)
+        assert first.poll() is None, "the first run ended before the second was refused: make it slower"
         assert second.returncode == 2, second.stderr
         lines = [x for x in second.stderr.splitlines() if x.strip()]
         assert len(lines) == 1 and f"pid {first.pid}" in lines[0] and "held by another run" in lines[0], lines
-        assert not data(objects(seaweed, bucket, "out")), "a running run's parts are visible at the output"
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
@@ -216,6 +223,7 @@ def test_a_failed_run_leaves_nothing_but_mdf_and_says_failed(seaweed: SeaweedS3,
     assert all(k.startswith("_mdf/") for k in out), sorted(out)
     records = [json.loads(v) for k, v in out.items() if k.endswith("run.json")]
     assert records and all(r["status"] == "failed" and "Terminated" in r["error"] for r in records)
+    assert any(k.startswith("_mdf/staging/") and k.endswith("/_mdf/run.log") for k in out)  # why, for the user
     assert not any(e["AWS_SECRET_ACCESS_KEY"].encode() in v for v in out.values())
 
 

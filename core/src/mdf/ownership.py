@@ -150,7 +150,7 @@ class OwnedRun:
                 _write_record(d.work, self.fingerprint, "failed", d.resumed, d.mode, error=reason)
             if d.remote is not None and d.remote.run_id and layout.run_record_path(d.work).exists():
                 with contextlib.suppress(MdfError, OSError):
-                    d.remote.upload_record()
+                    d.remote.upload_record(log=True)
 
 
 def claim(plan: Any, overwrite: bool = False) -> OwnedRun:

@@ -65,8 +65,10 @@ def run_recipe(
             metrics = _run(plan, owned, recipe, progress, announce)
     except BaseException as exc:  # ^C and SIGTERM too: run.json says "failed" and why, never "running"
         error = disk_full(exc, owned.plan.output_dir) or as_terminated(exc) or exc
-        owned.fail(error)
-        owned.release()
+        try:
+            owned.fail(error)
+        finally:
+            owned.release()
         if error is not exc:
             raise error from exc
         raise

@@ -217,10 +217,13 @@ class RemoteOutput:
             self.storage.delete(urls.join(self.staging, rel))
             del self.uploaded[rel]
 
-    def upload_record(self) -> None:
-        """``run.json`` to the staging prefix, and to ``<output>/_mdf/`` while no earlier run's output is there."""
+    def upload_record(self, log: bool = False) -> None:
+        """``run.json`` (and with ``log`` the run log) to the staging prefix, and the record to ``<output>/_mdf/``
+        too while no earlier run's output is there."""
         local = layout.run_record_path(self.work)
         self.storage.put_file(str(local), urls.join(self.staging, layout.META, "run.json"))
+        if log and layout.log_path(self.work).exists():
+            self.storage.put_file(str(layout.log_path(self.work)), urls.join(self.staging, layout.META, "run.log"))
         if self.mode == "new":
             self.storage.put_file(str(local), urls.join(self.url, layout.META, "run.json"))
 
