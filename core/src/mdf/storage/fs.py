@@ -275,6 +275,11 @@ def s3_filesystem(settings: StorageSettings) -> pafs.S3FileSystem:
         # no SDK retries under ours: measured through a 20 % SlowDown proxy, the SDK's backoff cost ~0.7 s per
         # retry (300 reads: 55 s) and its retry quota runs dry under sustained throttling
         "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=1),
+        # an object smaller than one part goes up as one PutObject at close, not CreateMultipartUpload +
+        # UploadPart + Complete: under 20 % SlowDown a try of three requests failed half the time and a run's
+        # small _mdf/ files ran out of tries (tests/test_storage_write.py); errors now come at close, which is
+        # inside the try that _write retries whole
+        "allow_delayed_open": True,
     }
     endpoint = s3.resolved_endpoint()
     if endpoint:
