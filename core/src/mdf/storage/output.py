@@ -73,6 +73,7 @@ class RemoteOutput:
     resumed: bool = False
     made_staging: bool = False
     uploaded: dict[str, tuple[int, int]] = field(default_factory=dict)  # rel path -> (size, mtime_ns)
+    moved: set[str] = field(default_factory=set)  # part files uploaded, then deleted here (S3 holds them)
 
     @property
     def staging(self) -> str:
@@ -184,8 +185,9 @@ class RemoteOutput:
         return out
 
     def sync(self) -> None:
-        """Upload what changed since the last sync (the checkpoint manifest last), then delete from the staging
-        prefix what is gone locally (a key-state snapshot of an older generation)."""
+        """Upload what changed since the last sync (the checkpoint manifest last; part files are deleted locally
+        once uploaded), then delete from the staging prefix what is gone locally (a key-state snapshot of an
+        older generation)."""
         changed, manifest = [], None
         present = set()
         for path in self._local_files():
@@ -208,12 +210,15 @@ class RemoteOutput:
             rel, path, stamp = item
             self.storage.put_file(str(path), urls.join(self.staging, rel))
             self.uploaded[rel] = stamp
+            if "/" not in rel and layout.is_data_name(rel):  # a committed part: the local disk need not hold
+                path.unlink(missing_ok=True)  # the whole output (a redone shard writes and uploads it again)
+                self.moved.add(rel)
 
         with ThreadPoolExecutor(_UPLOADS) as pool:
             list(pool.map(put, changed))
         if manifest is not None:
             put(manifest)
-        for rel in [r for r in self.uploaded if r not in present]:
+        for rel in [r for r in self.uploaded if r not in present and r not in self.moved]:
             self.storage.delete(urls.join(self.staging, rel))
             del self.uploaded[rel]
 
