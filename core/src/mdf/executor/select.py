@@ -59,7 +59,8 @@ def run_recipe(
         with run_log(layout.log_path(plan.output_dir)):
             LOG.info(
                 "run started: mdf %s, recipe %s, output %s, fingerprint %s%s",
-                __version__, recipe.source, owned.output, plan.fingerprint,
+                __version__, recipe.source, ", ".join(d.remote.url for d in owned.dirs[:1] if d.remote) or owned.output,
+                plan.fingerprint,
                 ", resuming" if owned.resumed else "",
             )  # fmt: skip
             metrics = _run(plan, owned, recipe, progress, announce)

@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from typing import Any
 
 from mdf import layout
 from mdf.errors import MdfError
+from mdf.runlog import LOG
 from mdf.storage import publish, urls
 from mdf.storage.fs import Storage, default
 from mdf.storage.lock import S3Lock
@@ -235,12 +237,17 @@ class RemoteOutput:
     # -- ending -----------------------------------------------------------------------------------------------
     def publish(self) -> None:
         """Upload the rest, check the lock is still ours, then publish the parts and the run's ``_mdf/`` files."""
+        start = time.perf_counter()
         self.sync()
         assert self.lock is not None
         self.lock.check()
-        parts = sorted(r for r in self._staged() if layout.is_data_name(r.split("/")[0]))
-        meta = sorted(r for r in self._staged() if r.startswith(layout.META + "/"))
+        synced = time.perf_counter()
+        staged = self._staged()
+        parts = sorted(r for r in staged if layout.is_data_name(r.split("/")[0]))
+        meta = sorted(r for r in staged if r.startswith(layout.META + "/"))
         publish.publish(self.storage, self.url, self.run_id, parts, meta=meta)
+        LOG.info("%s: %d part(s) published in %.2fs (last upload %.2fs)", self.url, len(parts),
+                 time.perf_counter() - synced, synced - start)  # fmt: skip
 
     def _staged(self) -> list[str]:
         prefix = self.staging.rstrip("/") + "/"
