@@ -186,18 +186,28 @@ def test_item11_a_run_refused_after_its_claim_takes_the_claim_back(tmp_path, cap
 @pytest.mark.parametrize("role", ["writer", "rejected"])
 def test_an_output_url_is_refused_not_written_to_a_local_folder_named_like_it(tmp_path, capsys, monkeypatch, role):
     """``writer: {path: s3://bucket/out}`` ran, exit 0, and wrote a local folder ``s3:/bucket/out`` in the working
-    directory: the user believed the output was on S3 (seen: exit 0 and the folder, before the check)."""
+    directory: the user believed the output was on S3 (seen: exit 0 and the folder, before the check). s3:// is
+    written now (tests/test_storage_write.py); a protocol mdf does not write is still refused, and so is a whole
+    bucket (seen: with the check on the scheme removed, gs:// failed late, exit 1, on 'an object lock needs an
+    s3:// URL')."""
     monkeypatch.chdir(tmp_path)
     recipe = write_recipe(tmp_path, jsonl_input(tmp_path / "in"))
-    text = recipe.read_text().replace(str(tmp_path / ("out" if role == "writer" else "rej")), "s3://bucket/out")
-    recipe.write_text(text)
-    code, _, err = cli(capsys, "run", "-q", str(recipe))
-    assert code == 2, err
-    assert error_lines(err) == [
-        f"error: {role}.path: 's3://bucket/out' is a URL: mdf reads object storage but does not write it yet; write "
-        "to a local folder and copy it up (e.g. `aws s3 sync out/ s3://bucket/out/`)"
-    ], err
-    assert not (tmp_path / "s3:").exists()
+    original = recipe.read_text()
+    target = str(tmp_path / ("out" if role == "writer" else "rej"))
+    for url, said in [
+        ("gs://bucket/out", "mdf writes only local folders and s3:// prefixes (gs:// is not written yet); write to "
+         "s3:// or a local folder and copy it up"),
+        ("https://host/out", "mdf writes only local folders and s3:// prefixes (https:// is read only); write to "
+         "s3:// or a local folder and copy it up"),
+        ("s3://bucket", "names a whole bucket; --overwrite would replace all of it; name a prefix, e.g. "
+         "s3://bucket/out"),
+    ]:  # fmt: skip
+        recipe.write_text(original.replace(target, url))
+        code, _, err = cli(capsys, "run", "-q", str(recipe))
+        assert code == 2, err
+        sep = ": " if said.startswith("mdf") else " "
+        assert error_lines(err) == [f"error: {role}.path: '{url}'{sep}{said}"], err
+        assert not (tmp_path / url.split("/")[0]).exists()
 
 
 def test_item11_a_failed_run_ends_failed_with_its_reason(tmp_path, capsys, monkeypatch):

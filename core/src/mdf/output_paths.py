@@ -7,8 +7,10 @@ the next run (2,000 rows become 4,000). Every check compares *resolved* paths (`
 never the text the recipe wrote, so ``x/../out`` and ``out/rej`` are seen to overlap. Each refusal is exit 2
 before any work, naming the YAML key, its value, and the fix.
 
-Paths with a scheme (``s3://...``) are refused for now: the writers would have taken ``s3://bucket/out`` for a
-local folder ``s3:/bucket/out`` and said nothing.
+An ``s3://bucket/prefix`` output is written through :mod:`mdf.storage.output` (staged, then published); it must
+name a prefix below the bucket (``--overwrite`` replaces what is there) and not overlap the other output or an
+input. Every other scheme (``https://`` is read only; ``gs://`` and the like are not written yet) is refused:
+the writers would have taken ``gs://bucket/out`` for a local folder ``gs:/bucket/out`` and said nothing.
 """
 
 from __future__ import annotations
@@ -57,13 +59,7 @@ def check_output_paths(recipe: Any) -> None:
             value = spec.params["path"]
             if value is None or not str(value).strip():
                 raise RecipeError(f"'{value or ''}' is empty; name the output folder, e.g. out/", f"{role}.path")
-    for role, path in output_dirs(recipe):
-        if _remote(path):  # until the write side of mdf.storage is wired (issue 25)
-            raise RecipeError(
-                f"'{path}' is a URL: mdf reads object storage but does not write it yet; write to a local folder "
-                "and copy it up (e.g. `aws s3 sync out/ s3://bucket/out/`)",
-                f"{role}.path",
-            )
+    _check_urls(recipe)
     dirs = [(role, path) for role, path in output_dirs(recipe) if not _remote(path)]
     for role, path in dirs:
         _check_folder(role, path)
@@ -77,6 +73,58 @@ def check_output_paths(recipe: Any) -> None:
                 "give rejected its own folder beside the writer's",
                 "rejected.path",
             )
+
+
+def _check_urls(recipe: Any) -> None:
+    """An output URL is ``s3://bucket/prefix``, apart from the other output and from every input URL."""
+    urls = [(role, path) for role, path in output_dirs(recipe) if _remote(path)]
+    for role, path in urls:
+        scheme = path.split("://", 1)[0].lower()
+        if scheme not in ("s3", "s3a"):
+            raise RecipeError(
+                f"'{path}': mdf writes only local folders and s3:// prefixes ({scheme}:// is "
+                f"{'read only' if scheme in ('http', 'https') else 'not written yet'}); write to s3:// or a local "
+                "folder and copy it up",
+                f"{role}.path",
+            )
+        bucket, _, prefix = path.split("://", 1)[1].partition("/")
+        if not bucket or not prefix.strip("/"):
+            raise RecipeError(
+                f"'{path}' names a whole bucket; --overwrite would replace all of it; name a prefix, e.g. "
+                f"s3://{bucket or 'bucket'}/out",
+                f"{role}.path",
+            )
+    keys = [(role, path, _key(path)) for role, path in urls]
+    if len(keys) == 2 and (_under(keys[0][2], keys[1][2]) or _under(keys[1][2], keys[0][2])):
+        raise RecipeError(
+            f"'{keys[1][1]}' overlaps writer.path '{keys[0][1]}'; rejected rows would be read as output; give "
+            "rejected its own prefix beside the writer's",
+            "rejected.path",
+        )
+    paths = recipe.reader.params.get("paths") if recipe.reader is not None else None
+    for role, path, key in keys:
+        for i, pattern in enumerate(paths if isinstance(paths, list) else []):
+            if not isinstance(pattern, str) or not _remote(pattern):
+                continue
+            wild = min((k for k in (pattern.find(c) for c in "*?[") if k >= 0), default=-1)
+            root = _key(pattern if wild < 0 else pattern[:wild].rsplit("/", 1)[0])
+            lists_below = wild < 0 or "**" in pattern  # a prefix or a recursive glob lists the output's parts
+            if _under(root, key) or (lists_below and _under(key, root)):
+                raise RecipeError(
+                    f"'{path}' overlaps the input '{pattern}' (reader.paths[{i}]); writing there replaces the input "
+                    "or the next run reads the output as input; name a new prefix, e.g. s3://bucket/out",
+                    f"{role}.path",
+                )
+
+
+def _key(url: str) -> str:
+    """``s3a://b/x/`` -> ``s3://b/x``: the form two URLs are compared in."""
+    scheme, _, rest = url.partition("://")
+    return ("s3" if scheme.lower() == "s3a" else scheme.lower()) + "://" + rest.rstrip("/")
+
+
+def _under(inner: str, outer: str) -> bool:
+    return inner == outer or inner.startswith(outer + "/")
 
 
 def _check_folder(role: str, path: str) -> None:

@@ -43,6 +43,8 @@ from mdf.errors import MdfError, RecipeError
 from mdf.fingerprint import Fingerprint
 from mdf.output_paths import check_inputs, output_dirs
 from mdf.output_paths import check_output_paths as check_output_paths  # re-exported: mdf.checks runs it
+from mdf.storage.output import check_remote_executor, register, remote_output
+from mdf.storage.urls import is_remote
 
 READY = "ready"
 # what a claim, the run log and the run's set-up (mdf.io.lineage, mdf.io.rejected) put in a new _mdf/ before data
@@ -67,6 +69,7 @@ class OwnedDir:
     made: list[Path] = field(default_factory=list)  # folders this claim created, outermost first
     made_files: list[Path] = field(default_factory=list)  # files it created in folders that were there
     resumed: bool = False
+    remote: Any = None  # an s3:// output (mdf.storage.output.RemoteOutput): ``work`` is its local working folder
 
     @property
     def staged(self) -> bool:
@@ -99,6 +102,7 @@ class OwnedRun:
     dirs: list[OwnedDir]
     fingerprint: Fingerprint
     resumed: bool
+    published: bool = False  # finish() ran: an s3:// output's working folder may be emptied
 
     @property
     def output(self) -> Path:
@@ -117,12 +121,18 @@ class OwnedRun:
         for d in self.dirs:
             if d.staged:
                 _publish(d.work, d.published)
+        for d in self.dirs:
+            if d.remote is not None:
+                d.remote.publish()
+        self.published = True
 
     def release(self) -> None:
         for d in self.dirs:
             for fd in d.fds:
                 os.close(fd)
             d.fds.clear()
+            if d.remote is not None:
+                d.remote.release(keep_local=not self.published)
 
     def fail(self, exc: BaseException) -> None:
         """A refusal (exit 2, before data) takes back what the claim made, so the next run finds the folders as
@@ -130,10 +140,17 @@ class OwnedRun:
         refused = isinstance(exc, MdfError) and exc.exit_code == 2
         reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:2000]
         for d in self.dirs:
+            if refused and d.remote is not None:
+                d.remote.undo()
+                shutil.rmtree(d.work, ignore_errors=True)
+                continue
             if refused and d.undo():
                 continue
             with contextlib.suppress(OSError):
                 _write_record(d.work, self.fingerprint, "failed", d.resumed, d.mode, error=reason)
+            if d.remote is not None and d.remote.run_id and layout.run_record_path(d.work).exists():
+                with contextlib.suppress(MdfError, OSError):
+                    d.remote.upload_record(log=True)
 
 
 def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
@@ -145,6 +162,7 @@ def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
     if resume and overwrite:
         raise RecipeError("--resume and --overwrite exclude each other; pick one")
     check_inputs(output_dirs(plan.recipe), [s.path for s in plan.shards])
+    check_remote_executor(plan, output_dirs(plan.recipe))
     fp = Fingerprint.of(plan)
     owned = OwnedRun(plan, [], fp, resumed=False)
     try:
@@ -152,14 +170,26 @@ def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
             overwriting = any(o.mode == "overwrite" for o in owned.dirs)
             d = OwnedDir(role, path, Path(path).absolute(), Path(path).absolute())
             owned.dirs.append(d)
-            _claim_dir(d, fp, resume, overwrite, overwriting)
+            if is_remote(path):  # s3://: locked and staged there, written in a local working folder
+                d.remote = remote_output(path, role)
+                d.work = d.published = d.remote.claim({"recipe": str(plan.recipe.source)}, fp.sha, fp.changes,
+                                                      resume, overwrite)  # fmt: skip
+                _claim_dir(d, fp, resume, False)
+                d.mode, d.resumed = d.remote.mode, d.remote.resumed
+                register(d.remote)
+            else:
+                _claim_dir(d, fp, resume, overwrite, overwriting)
             owned.resumed = owned.resumed or d.resumed
         for d in owned.dirs:
             if not layout.run_record_path(d.work).exists() and layout.meta_dir(d.work) not in d.made:
                 d.made_files.append(layout.run_record_path(d.work))
             _write_record(d.work, fp, "running", d.resumed, d.mode)
-    except BaseException:
+            if d.remote is not None:
+                d.remote.upload_record()
+    except BaseException as exc:
         for d in owned.dirs:
+            if d.remote is not None and isinstance(exc, MdfError):
+                d.remote.undo()
             d.undo()
         owned.release()
         raise

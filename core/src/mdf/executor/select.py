@@ -59,22 +59,29 @@ def run_recipe(
         with run_log(layout.log_path(plan.output_dir)):
             LOG.info(
                 "run started: mdf %s, recipe %s, output %s, fingerprint %s%s",
-                __version__, recipe.source, owned.output, plan.fingerprint,
+                __version__, recipe.source, ", ".join(d.remote.url for d in owned.dirs[:1] if d.remote) or owned.output,
+                plan.fingerprint,
                 ", resuming" if owned.resumed else "",
             )  # fmt: skip
             metrics = _run(plan, owned, recipe, progress, announce)
     except BaseException as exc:  # ^C and SIGTERM too: run.json says "failed" and why, never "running"
         error = disk_full(exc, owned.plan.output_dir) or as_terminated(exc) or exc
-        owned.fail(error)
+        try:
+            owned.fail(error)
+        finally:
+            owned.release()
         if error is not exc:
             raise error from exc
         raise
-    finally:
-        owned.release()
     try:  # the data and metrics.json are published: a report that cannot be drawn must not fail the run
         metrics.report = write_report(owned.output)
+        for d in owned.dirs[:1]:
+            if d.remote is not None:  # an s3:// output: beside its metrics.json (under the lock still)
+                d.remote.put_meta(metrics.report)
     except Exception as exc:  # said on the run's last line; `mdf report` retries it
         metrics.report_error = f"{type(exc).__name__}: {exc}"
+    finally:
+        owned.release()
     return metrics
 
 

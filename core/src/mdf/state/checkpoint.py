@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 from mdf import layout, tally
+from mdf.storage.output import sync_all, url_of
 
 MANIFEST = "manifest.json"
 FORMAT = 1
@@ -49,7 +50,7 @@ class Checkpoint:
         self.snapshots = 0
         self._last = time.monotonic()
         if state is not None:  # which run the key state serves: the same on a resume (state types name it)
-            state.run = {"fingerprint": fingerprint, "output": os.path.abspath(output_dir)}
+            state.run = {"fingerprint": fingerprint, "output": url_of(output_dir) or os.path.abspath(output_dir)}
         if not resume:
             shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir, exist_ok=True)
@@ -103,4 +104,5 @@ class Checkpoint:
         for old in glob.glob(os.path.join(self.dir, "bucket-*.pkl")):
             if not old.endswith(f".{self.generation}.pkl"):
                 os.remove(old)
+        sync_all()  # an s3:// output: committed parts, then snapshots, then this manifest go to its staging prefix
         self._last = time.monotonic()

@@ -132,7 +132,7 @@ class S3Lock:
                 return self.acquire()
             if current["token"] == self.token:  # our own PUT went through before a reset hid its answer
                 self.etag = current["etag"]
-            elif current["age_s"] <= current["ttl_s"]:
+            elif current["age_s"] <= current["ttl_s"] and not _dead_here(current):
                 raise LockHeld(self.url, f"held by another run: {_describe(current)}; wait for it to finish, or "
                                f"if it was killed the lock is taken over {current['ttl_s']:.0f} s after its "
                                "last renewal") from None  # fmt: skip
@@ -220,6 +220,22 @@ def _refused_on_412(exc: BaseException) -> None:
     """For :func:`call`: a 412 becomes :class:`_Refused` (an answer, neither retried nor reported)."""
     if _precondition_failed(exc):
         raise _Refused() from None
+
+
+def _dead_here(current: dict[str, Any]) -> bool:
+    """The holder ran on this host and its process is gone (kill -9, a crash): its lock is stale now, not after
+    its ttl; as a local ``flock`` is dropped by the kernel when its process dies. Another host's holder is judged
+    by the ttl alone (we cannot see its processes)."""
+    h = current.get("holder", {})
+    if h.get("host") != socket.gethostname() or not isinstance(h.get("pid"), int):
+        return False
+    try:
+        os.kill(h["pid"], 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
 
 
 def _describe(current: dict[str, Any]) -> str:

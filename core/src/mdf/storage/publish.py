@@ -43,15 +43,20 @@ def staging_prefix(output: str, run_id: str) -> str:
     return urls.join(output, layout.META, "staging", run_id)
 
 
-def publish(storage: Storage, output: str, run_id: str, names: list[str] | None = None) -> dict[str, Any]:
+def publish(
+    storage: Storage, output: str, run_id: str, names: list[str] | None = None, meta: list[str] | None = None
+) -> dict[str, Any]:
     """Publish the staged parts of ``run_id`` at ``output`` and commit ``_SUCCESS``; returns the manifest.
 
-    :param names: part names relative to the staging prefix (default: everything staged there)."""
+    :param names: part names relative to the staging prefix (default: everything staged there).
+    :param meta: the run's ``_mdf/...`` files, relative to the staging prefix, copied to ``<output>/_mdf/``
+        before ``_SUCCESS`` (run record, metrics, key-state snapshots: what ``--resume`` and the report read);
+        key-state files of an earlier run that are not among them are deleted."""
     staging = staging_prefix(output, run_id)
     if names is None:
         names = [o.url[len(staging) + 1 :] for o in storage.list(staging, hidden=True)]
     storage.delete(urls.join(output, SUCCESS))
-    intent = {"run_id": run_id, "names": sorted(names)}
+    intent = {"run_id": run_id, "names": sorted(names), "meta": sorted(meta or [])}
     storage.write_bytes(urls.join(output, layout.META, INTENT), json.dumps(intent).encode())
     return _finish(storage, output, intent)
 
@@ -69,6 +74,16 @@ def _finish(storage: Storage, output: str, intent: dict[str, Any]) -> dict[str, 
     keep = set(names)
     for obj in storage.list(output):  # non-hidden only: _mdf/ and _SUCCESS are not data
         if obj.url[len(output.rstrip("/")) + 1 :] not in keep:
+            storage.delete(obj.url)
+    meta: list[str] = intent.get("meta", [])
+    with ThreadPoolExecutor(_COPIES) as pool:
+        list(
+            pool.map(
+                lambda n: storage.copy(urls.join(staging, n), urls.join(output, n)), [m for m in meta if m in staged]
+            )
+        )
+    for obj in storage.list(urls.join(output, layout.META, "state"), hidden=True) if meta else []:
+        if obj.url[len(output.rstrip("/")) + 1 :] not in set(meta):  # an earlier run's key state
             storage.delete(obj.url)
     sizes = {o.url[len(output.rstrip("/")) + 1 :]: o.size for o in storage.list(output)}
     manifest = {

@@ -1,0 +1,318 @@
+"""An ``s3://bucket/prefix`` output: the local run machinery, mirrored to a staging prefix, published at the end.
+
+Design. Every writer, the checkpoint and the key-state snapshots stay as they are and write a local working
+folder (``~/.cache/mdf/outputs/<hash>-<run_id>``, or ``$MDF_CACHE_DIR``); this module makes the S3 prefix the
+place of record:
+
+* **Owned** by an :class:`~mdf.storage.lock.S3Lock` at ``<output>/_mdf/lock`` (conditional PUT, renewed while
+  the run lives; a second run exits 2 naming the holder). A lock whose holder was on this host and whose process
+  is gone (kill -9) is taken over at once; one from another host once stale.
+* **Mirrored at every checkpoint**: :func:`sync_all` (called by :class:`mdf.state.checkpoint.Checkpoint` after
+  each snapshot) uploads the committed part files and the ``_mdf/`` files that changed to
+  ``<output>/_mdf/staging/<run_id>/``, the checkpoint manifest last. So what S3 holds is always a consistent
+  checkpoint: ``--resume`` on another machine, or after the temp folder was cleaned, downloads the staging
+  prefix's ``_mdf/`` and continues from the committed shards; nothing of a running or killed run is visible at
+  ``<output>/`` (``_``-prefixed prefixes are hidden from dataset readers).
+* **Published** on success by :func:`mdf.storage.publish.publish`: server-side copies of the parts, deletion of
+  an older run's parts, the run's ``_mdf/`` files (``run.json``, ``metrics.json``, ``shards.json``, key-state
+  snapshots), then ``_SUCCESS`` listing exactly the parts.
+
+Why not write part files straight to S3: the writers, ``--resume``, the schema pieces and the report all work on
+files, and a part upload needs the finished file anyway to be retried whole; one upload per committed part costs
+what a streamed upload would, and keeps one code path for local and S3 outputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mdf import layout
+from mdf.errors import MdfError
+from mdf.runlog import LOG
+from mdf.storage import publish, urls
+from mdf.storage.fs import Storage, default
+from mdf.storage.lock import S3Lock
+
+_MIRRORS: dict[str, RemoteOutput] = {}  # local working folder -> its S3 output, for sync_all
+_GUARD = threading.Lock()
+_MANIFEST = "_mdf/state/manifest.json"
+_SKIP = {"_mdf/lock"}
+_UPLOADS = 8
+
+
+class RemoteRefused(MdfError):
+    """The S3 output cannot be owned by this run (not empty, foreign objects, another recipe); nothing done."""
+
+    exit_code = 2
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("MDF_CACHE_DIR") or Path.home() / ".cache" / "mdf") / "outputs"
+
+
+@dataclass
+class RemoteOutput:
+    """One S3 output folder of a run: its lock, staging prefix and local working folder."""
+
+    url: str
+    role: str
+    storage: Storage
+    lock: S3Lock | None = None
+    run_id: str = ""
+    work: Path = field(default_factory=Path)
+    mode: str = "new"
+    resumed: bool = False
+    made_staging: bool = False
+    uploaded: dict[str, tuple[int, int]] = field(default_factory=dict)  # rel path -> (size, mtime_ns)
+    moved: set[str] = field(default_factory=set)  # part files uploaded, then deleted here (S3 holds them)
+
+    @property
+    def staging(self) -> str:
+        return publish.staging_prefix(self.url, self.run_id)
+
+    # -- claiming ---------------------------------------------------------------------------------------------
+    def claim(self, holder: dict[str, Any], fingerprint: str, changes: Any, resume: bool, overwrite: bool) -> Path:
+        """Lock the prefix, decide this run's staging and mode, fill the working folder; returns the folder."""
+        self.lock = S3Lock(urls.join(self.url, layout.META, "lock"), holder, settings=self.storage.settings)
+        self.lock.acquire()
+        publish.roll_forward(self.storage, self.url)
+        here = self.storage.list(self.url, hidden=True)
+        prefix = self.url.rstrip("/") + "/"
+        names = [o.url[len(prefix) :] for o in here]
+        data = [n for n in names if layout.is_data_name(n.split("/")[0])]
+        record = self._read(urls.join(self.url, layout.META, "run.json"))
+        staged = self._staged_runs(names)
+        key = hashlib.sha256(self.url.encode()).hexdigest()[:12]
+        root = cache_root()
+        for old in root.glob(f"{key}-*") if root.is_dir() else []:  # we hold the lock: no live run uses them
+            shutil.rmtree(old, ignore_errors=True)
+        if resume and (staged or record is not None or data):
+            source = staged[-1] if staged else None
+            if source:
+                record = self._read(urls.join(self.url, layout.META, "staging", source, layout.META, "run.json"))
+            where = f"{self.role}.path: '{self.url}'"
+            if record is None:
+                raise RemoteRefused(f"{where} holds no mdf run record to resume; use --overwrite")
+            if record.get("fingerprint") != fingerprint:
+                raise RemoteRefused(f"{where}: cannot --resume it: {changes(record)}; use --overwrite")
+            self.mode, self.resumed = record.get("mode", "new"), True
+            self.run_id = source or uuid.uuid4().hex[:16]
+            self.work = root / f"{key}-{self.run_id}"
+            if source:
+                self._download(urls.join(self.staging, layout.META), self.work / layout.META)
+            else:  # a completed output: its parts become this run's staged parts (server-side), its state ours
+                self._download(urls.join(self.url, layout.META), self.work / layout.META)
+                for name in data:
+                    self.storage.copy(urls.join(self.url, name), urls.join(self.staging, name))
+                self.made_staging = True
+            self._forget_local_only()
+            return self.work
+        busy = data or any(n not in _SKIP for n in names if not layout.is_data_name(n.split("/")[0]))
+        if busy and not overwrite:
+            raise RemoteRefused(
+                f"{self.role}.path: '{self.url}' is not empty; pass --overwrite to replace it (kept until the new run "
+                "succeeds) or --resume to continue the run that wrote it"
+            )
+        if overwrite and data and record is None:
+            raise RemoteRefused(
+                f"{self.role}.path: '{self.url}' holds objects no mdf run wrote (no {layout.META}/run.json), so "
+                "--overwrite will not delete them; empty the prefix yourself or write elsewhere"
+            )
+        nested = next((n for n in data if "/" in n), None)
+        if overwrite and nested is not None:
+            raise RemoteRefused(
+                f"{self.role}.path: '{self.url}' holds '{nested}', which no mdf run writes (mdf writes only part files "
+                f"and {layout.META}/), so --overwrite will not delete it; move it out or write elsewhere"
+            )
+        for run_id in staged:  # killed runs' staging: --overwrite starts over
+            self.storage.delete_prefix(urls.join(self.url, layout.META, "staging", run_id))
+        self.mode = "overwrite" if data or record is not None else "new"
+        self.run_id = uuid.uuid4().hex[:16]
+        self.work = root / f"{key}-{self.run_id}"
+        self.made_staging = True
+        return self.work
+
+    def _staged_runs(self, names: list[str]) -> list[str]:
+        """Run ids with a record under ``_mdf/staging/``, oldest first."""
+        found = []
+        for n in names:
+            parts = n.split("/")
+            if len(parts) == 5 and parts[:2] == [layout.META, "staging"] and parts[3:] == [layout.META, "run.json"]:
+                found.append(parts[2])
+        stamp = {r: self.storage.info(urls.join(self.url, layout.META, "staging", r, layout.META, "run.json")).mtime_ns
+                 for r in found}  # fmt: skip
+        return sorted(found, key=lambda r: stamp[r] or 0)
+
+    def _read(self, url: str) -> dict[str, Any] | None:
+        if not self.storage.exists(url):
+            return None
+        try:
+            return json.loads(self.storage.read_bytes(url))
+        except ValueError:
+            return None
+
+    def _download(self, prefix: str, into: Path) -> None:
+        for obj in self.storage.list(prefix, hidden=True):
+            rel = obj.url[len(prefix.rstrip("/")) + 1 :]
+            if rel == "lock" or rel.startswith(("staging/", publish.INTENT)):
+                continue
+            target = into / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(self.storage.read_bytes(obj.url))
+
+    def _forget_local_only(self) -> None:
+        """What was downloaded is on S3 already: no need to upload it again."""
+        for path in self._local_files():
+            st = path.stat()
+            self.uploaded[path.relative_to(self.work).as_posix()] = (st.st_size, st.st_mtime_ns)
+
+    # -- mirroring --------------------------------------------------------------------------------------------
+    def _local_files(self) -> list[Path]:
+        out = []
+        for folder, _, files in os.walk(self.work):
+            for name in files:
+                if not name.endswith(".tmp") and ".tmp-" not in name and ".mdf-" not in name:
+                    out.append(Path(folder) / name)
+        return out
+
+    def sync(self) -> None:
+        """Upload what changed since the last sync (the checkpoint manifest last; part files are deleted locally
+        once uploaded), then delete from the staging prefix what is gone locally (a key-state snapshot of an
+        older generation)."""
+        changed, manifest = [], None
+        present = set()
+        for path in self._local_files():
+            rel = path.relative_to(self.work).as_posix()
+            if rel in _SKIP:
+                continue
+            present.add(rel)
+            try:
+                st = path.stat()
+            except FileNotFoundError:  # replaced while we looked: the next sync has it
+                continue
+            if self.uploaded.get(rel) != (st.st_size, st.st_mtime_ns):
+                item = (rel, path, (st.st_size, st.st_mtime_ns))
+                if rel == _MANIFEST:
+                    manifest = item
+                else:
+                    changed.append(item)
+
+        def put(item: tuple[str, Path, tuple[int, int]]) -> None:
+            rel, path, stamp = item
+            self.storage.put_file(str(path), urls.join(self.staging, rel))
+            self.uploaded[rel] = stamp
+            if "/" not in rel and layout.is_data_name(rel):  # a committed part: the local disk need not hold
+                path.unlink(missing_ok=True)  # the whole output (a redone shard writes and uploads it again)
+                self.moved.add(rel)
+
+        with ThreadPoolExecutor(_UPLOADS) as pool:
+            list(pool.map(put, changed))
+        if manifest is not None:
+            put(manifest)
+        for rel in [r for r in self.uploaded if r not in present and r not in self.moved]:
+            self.storage.delete(urls.join(self.staging, rel))
+            del self.uploaded[rel]
+
+    def upload_record(self, log: bool = False) -> None:
+        """``run.json`` (and with ``log`` the run log) to the staging prefix, and the record to ``<output>/_mdf/``
+        too while no earlier run's output is there."""
+        local = layout.run_record_path(self.work)
+        self.storage.put_file(str(local), urls.join(self.staging, layout.META, "run.json"))
+        if log and layout.log_path(self.work).exists():
+            self.storage.put_file(str(layout.log_path(self.work)), urls.join(self.staging, layout.META, "run.log"))
+        if self.mode == "new":
+            self.storage.put_file(str(local), urls.join(self.url, layout.META, "run.json"))
+
+    # -- ending -----------------------------------------------------------------------------------------------
+    def publish(self) -> None:
+        """Upload the rest, check the lock is still ours, then publish the parts and the run's ``_mdf/`` files."""
+        start = time.perf_counter()
+        self.sync()
+        assert self.lock is not None
+        self.lock.check()
+        synced = time.perf_counter()
+        staged = self._staged()
+        parts = sorted(r for r in staged if layout.is_data_name(r.split("/")[0]))
+        meta = sorted(r for r in staged if r.startswith(layout.META + "/"))
+        publish.publish(self.storage, self.url, self.run_id, parts, meta=meta)
+        LOG.info("%s: %d part(s) published in %.2fs (last upload %.2fs)", self.url, len(parts),
+                 time.perf_counter() - synced, synced - start)  # fmt: skip
+
+    def _staged(self) -> list[str]:
+        prefix = self.staging.rstrip("/") + "/"
+        return [o.url[len(prefix) :] for o in self.storage.list(self.staging, hidden=True)]
+
+    def put_meta(self, local: Path) -> None:
+        """One more ``_mdf/`` file (the report) straight to ``<output>/_mdf/`` after the publish."""
+        self.storage.put_file(str(local), urls.join(self.url, layout.META, local.name))
+
+    def undo(self) -> None:
+        """A refusal (exit 2 before any data): take back the staging prefix and record this run made."""
+        if self.made_staging and self.run_id:
+            with contextlib.suppress(MdfError):
+                self.storage.delete_prefix(self.staging)
+                if self.mode == "new" and not self.resumed:
+                    self.storage.delete(urls.join(self.url, layout.META, "run.json"))
+
+    def release(self, keep_local: bool = True) -> None:
+        with _GUARD:
+            _MIRRORS.pop(str(self.work), None)
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+        if not keep_local:  # published: the working folder's data is on S3 now; keep the report for the terminal
+            for entry in self.work.iterdir() if self.work.is_dir() else []:
+                if entry.name != layout.META:
+                    entry.unlink() if entry.is_file() else shutil.rmtree(entry, ignore_errors=True)
+            shutil.rmtree(layout.state_dir(self.work), ignore_errors=True)
+
+
+def register(out: RemoteOutput) -> None:
+    with _GUARD:
+        _MIRRORS[str(out.work)] = out
+
+
+def url_of(local: str) -> str | None:
+    """The S3 output a local working folder stands for (``None`` for a plain local output)."""
+    with _GUARD:
+        out = _MIRRORS.get(str(Path(local).absolute()))
+    return out.url if out else None
+
+
+def sync_all() -> None:
+    """Mirror every S3 output of this process (rejected first, the writer's checkpoint manifest last)."""
+    with _GUARD:
+        outs = sorted(_MIRRORS.values(), key=lambda o: o.role != "rejected")
+    for out in outs:
+        out.sync()
+
+
+def check_remote_executor(plan: Any, outputs: list[tuple[str, str]]) -> None:
+    """Exit 2 before any work for an s3:// output on Ray: its writer actors would write their part files on
+    their own machines, where this driver's mirror cannot see them (not built yet)."""
+    from mdf.errors import RecipeError
+    from mdf.resolve import choose_executor
+
+    remote = [(role, path) for role, path in outputs if urls.is_remote(path)]
+    if remote and choose_executor(plan.recipe.executor, plan.plugins)[0] != "inline":
+        role, path = remote[0]
+        raise RecipeError(
+            f"'{path}' is an s3:// output, which only the inline executor writes so far; set executor.type: "
+            "inline, or write to a local folder on Ray",
+            f"{role}.path",
+        )
+
+
+def remote_output(url: str, role: str, storage: Storage | None = None) -> RemoteOutput:
+    return RemoteOutput(url.rstrip("/"), role, storage or default())
