@@ -209,6 +209,8 @@ def storage(session: nox.Session) -> None:
 def cluster(session: nox.Session) -> None:
     """A Ray cluster whose nodes are separate network hosts: a head and two one-core workers in network
     namespaces on a bridge (tests/netns_cluster.py; needs root), a worker host killed or cut off mid-run."""
+    if shutil.which("ip") is None:  # iproute2 makes the namespaces; a slim image may lack it
+        _apt_install(session, "iproute2")
     session.install(CORE_RAY, kernels_wheel(session), TEXT_WEB, DEDUP, "pytest")
     session.run("pytest", *sorted(glob.glob("tests/test_cluster_*.py")), *session.posargs)
 
