@@ -17,7 +17,8 @@ from typing import Any
 
 from mdf.io.sharding import file_info
 from mdf.output_paths import output_dirs
-from mdf.storage import StorageError, is_remote
+from mdf.storage.errors import StorageError
+from mdf.storage.urls import is_remote
 
 
 @dataclass(frozen=True)

@@ -78,10 +78,15 @@ class ShardTally:
         t["damaged"].extend(d.to_dict() for d in meta.get("damaged") or [])
 
     def result(self, shard: str, result: dict[str, Any]) -> None:
+        self.add(shard, result["rows_written"], result["rows_rejected"], result["operators"])
+
+    def add(self, shard: str, written: int, rejected: int, operators: list[OperatorMetrics]) -> None:
+        """Rows a batch kept and rejected, and operator counters (a batch's on Ray, a whole shard's inline)."""
         t = self.open.setdefault(shard, empty())
-        t["rows_written"] += result["rows_written"]
-        t["rows_rejected"] += result["rows_rejected"]
-        t["operators"] = merge(t, {"operators": [asdict(m) for m in result["operators"]]})["operators"]
+        t["rows_written"] += written
+        t["rows_rejected"] += rejected
+        if operators:
+            t["operators"] = merge(t, {"operators": [asdict(m) for m in operators]})["operators"]
 
     def commit(self, shard: str) -> Totals:
         self.committed = merge(self.committed, self.open.pop(shard, empty()))

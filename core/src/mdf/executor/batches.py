@@ -6,11 +6,13 @@ shard is a :class:`ShardEnd`, the end of a loader's shards :class:`LoaderDone`. 
 its shard threads, Ray's loaders in their actors (the driver then reads only the message, never the rows), and
 :func:`count_read` adds one to the run's counters and to the shard's tally in one way for both: what was written
 once per executor (split the reader's rejections, count their reasons, find the damage, add them up) is written
-once.
+once. The result side is the same: a batch handed to the writer is a :class:`BatchDone`, counted by
+:func:`count_done` (kept and rejected rows, the shard's tally, the report's timeline).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +20,7 @@ import pyarrow as pa
 
 from mdf.damage import damaged_entries, note_damage
 from mdf.io.base import Shard
-from mdf.metrics import RunMetrics, count_reasons
+from mdf.metrics import OperatorMetrics, RunMetrics, count_reasons
 from mdf.operators import BatchContext, split_rejected
 from mdf.run_stats import DamagedInput
 from mdf.tally import ShardTally
@@ -44,6 +46,19 @@ class BatchRead:
     def counts(self) -> dict[str, Any]:
         """What the shard's tally adds up (:meth:`mdf.tally.ShardTally.read`)."""
         return {"rows": self.rows, "reader_reasons": self.reader_reasons, "damaged": self.damaged}
+
+
+@dataclass
+class BatchDone:
+    """A batch's rows went to the writer: how many were kept and rejected (the reader's rejections included),
+    how many of those the reader rejected, and operator counters: a batch's on Ray (its stage actors send them
+    with each batch), none inline (a shard thread adds its shard's counters at the shard's end)."""
+
+    shard: str
+    rows_written: int
+    rows_rejected: int
+    by_reader: int
+    operators: list[OperatorMetrics] = field(default_factory=list)
 
 
 @dataclass
@@ -79,3 +94,12 @@ def count_read(metrics: RunMetrics, tally: ShardTally, read: BatchRead, fail_on_
         metrics.reader_reasons[k] = metrics.reader_reasons.get(k, 0) + v
     tally.read(read.shard, read.counts())
     note_damage(metrics, read.damaged, fail_on_damage)
+
+
+def count_done(metrics: RunMetrics, tally: ShardTally, done: BatchDone, so_far: Sequence[Sequence[Any]]) -> None:
+    """Add a written batch to the run's counters, its shard's tally and the report's timeline (``so_far``: every
+    operator's cumulative counters, per stage, for :meth:`mdf.metrics.RunMetrics.observe`)."""
+    tally.add(done.shard, done.rows_written, done.rows_rejected, done.operators)
+    metrics.rows_written += done.rows_written
+    metrics.rows_rejected += done.rows_rejected
+    metrics.observe(done.shard, done.rows_written, done.rows_rejected, done.by_reader, so_far)

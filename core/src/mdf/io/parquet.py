@@ -20,7 +20,7 @@ from mdf.io.base import Reader, Shard, damaged_input_batch, rename_reserved
 from mdf.io.files import PartFiles
 from mdf.io.sharding import expand_paths, file_size, shard_ids
 from mdf.operators import Params
-from mdf.storage import default, is_remote
+from mdf.storage.urls import is_remote
 
 _UNREADABLE = (FileNotFoundError, PermissionError, IsADirectoryError)  # the machine's problem, not the file's
 EXTENSIONS = (".parquet", ".parq", ".pq")
@@ -132,6 +132,8 @@ def _opened(path: str, size: int | None = None) -> Iterator[Any]:
     which Arrow cannot encode: the run used to end with "unexpected UnicodeEncodeError"). A URL is opened by the
     storage layer for random access: the footer, then each row group's byte range, one ranged GET each."""
     if is_remote(path):
+        from mdf.storage import default  # the S3 layer, imported for URLs only
+
         with default().open_random(path, size or file_size(path)) as f:
             yield f
         return

@@ -15,9 +15,13 @@ import re
 import unicodedata
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mdf.errors import RecipeError
-from mdf.storage import ObjectInfo, ObjectNotFound, Storage, StorageError, default, is_remote
+from mdf.storage.urls import is_remote
+
+if TYPE_CHECKING:
+    from mdf.storage import ObjectInfo, Storage
 
 _UNSAFE = re.compile(r"[^\w-]+")  # \w: letters and digits of every script, and "_"
 MAX_ID_BYTES = 160
@@ -76,6 +80,8 @@ _LISTED: dict[str, ObjectInfo] = {}
 def _expand_remote(pattern: str, where: str, extensions: tuple[str, ...] | None) -> list[str]:
     """One remote pattern through the storage layer; every failure is one line naming the pattern and ``where``
     (exit 2: the recipe names input that cannot be listed, found before any work)."""
+    from mdf.storage import ObjectNotFound, StorageError, default  # the S3 layer: only for URLs (~20 ms)
+
     storage = default()
     try:
         found = storage.expand([pattern], where.rsplit("[", 1)[0], extensions)
@@ -105,6 +111,8 @@ def _bucket(url: str) -> str | None:
 
 
 def _exists(storage: Storage, url: str) -> bool:
+    from mdf.storage import StorageError
+
     try:
         return storage.exists(url)
     except StorageError:
@@ -118,6 +126,8 @@ def file_info(path: str) -> tuple[int, int | None]:
         return st.st_size, st.st_mtime_ns
     obj = _LISTED.get(path)
     if obj is None:
+        from mdf.storage import default
+
         obj = _LISTED[path] = default().info(path)
     return obj.size, obj.mtime_ns
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from mdf.io.sharding import file_size
-from mdf.storage import default, is_remote
+from mdf.storage.urls import is_remote
 
 COMPRESSED = (".gz", ".zst", ".zstd")
 _CHUNK = 1 << 14  # compressed bytes fed at once: how close a damage offset is, how little a bad block costs
@@ -44,6 +44,8 @@ def open_raw(path: str) -> IO[bytes]:
     """The file's bytes: a local file, or a streamed, seekable reader of a remote object (its size from the
     listing where this process made it: no HEAD request)."""
     if is_remote(path):
+        from mdf.storage import default  # the S3 layer, imported for URLs only
+
         return default().open_input(path, size=file_size(path))
     return open(path, "rb")
 

@@ -17,13 +17,43 @@ S3), :mod:`~mdf.storage.publish` (how a run's output appears on S3), :mod:`~mdf.
 
 from __future__ import annotations
 
-from mdf.storage.commoncrawl import CommonCrawlListing, commoncrawl_urls
-from mdf.storage.config import S3Settings, StorageSettings, parse_storage
-from mdf.storage.errors import LockHeld, ObjectNotFound, StorageError
-from mdf.storage.fs import ObjectInfo, Storage, configure, default
-from mdf.storage.lock import S3Lock
-from mdf.storage.retry import RetryPolicy, is_transient
-from mdf.storage.urls import is_remote, join, scheme_of
+from typing import TYPE_CHECKING
+
+from mdf.lazy import exports as _lazy_exports
+
+# Imported on first use: every run expands its input paths through this package, and the S3 side (pyarrow.fs,
+# ssl, the retry policy) costs ~20 ms of start-up that a run over local files never needs.
+_EXPORTS = {
+    "CommonCrawlListing": "mdf.storage.commoncrawl",
+    "commoncrawl_urls": "mdf.storage.commoncrawl",
+    "S3Settings": "mdf.storage.config",
+    "StorageSettings": "mdf.storage.config",
+    "parse_storage": "mdf.storage.config",
+    "LockHeld": "mdf.storage.errors",
+    "ObjectNotFound": "mdf.storage.errors",
+    "StorageError": "mdf.storage.errors",
+    "ObjectInfo": "mdf.storage.fs",
+    "Storage": "mdf.storage.fs",
+    "configure": "mdf.storage.fs",
+    "default": "mdf.storage.fs",
+    "S3Lock": "mdf.storage.lock",
+    "RetryPolicy": "mdf.storage.retry",
+    "is_transient": "mdf.storage.retry",
+    "is_remote": "mdf.storage.urls",
+    "join": "mdf.storage.urls",
+    "scheme_of": "mdf.storage.urls",
+}
+
+if TYPE_CHECKING:
+    from mdf.storage.commoncrawl import CommonCrawlListing, commoncrawl_urls
+    from mdf.storage.config import S3Settings, StorageSettings, parse_storage
+    from mdf.storage.errors import LockHeld, ObjectNotFound, StorageError
+    from mdf.storage.fs import ObjectInfo, Storage, configure, default
+    from mdf.storage.lock import S3Lock
+    from mdf.storage.retry import RetryPolicy, is_transient
+    from mdf.storage.urls import is_remote, join, scheme_of
+
+__getattr__ = _lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "CommonCrawlListing",
