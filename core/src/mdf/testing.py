@@ -134,7 +134,11 @@ def local_ray() -> Iterator[None]:
     A Ray executor that finds Ray running joins it and leaves it up, so each run costs its actors, not a Ray
     start and stop: ~7 s a run on a 2-core machine (minhash verify test: 15 s -> 8 s a run). Tests of how a run
     starts its own Ray run ``mdf`` in a subprocess instead. Without Ray installed this does nothing: the tests
-    that need it say so themselves."""
+    that need it say so themselves.
+
+    Ray gets 2 logical CPUs whatever the machine has: the tests' replica and placement figures (``test_unfused_
+    stages_get_their_own_actors``: one replica each, "then none left") are written for 2, and on a 16-core CI
+    machine Ray would place more."""
     try:
         import ray
     except ImportError:
@@ -146,6 +150,7 @@ def local_ray() -> Iterator[None]:
     # as mdf.executor.placement.connect starts a local Ray: quiet, no dashboard, no prestarted task workers
     ray.init(
         address="local",
+        num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
         logging_level=logging.ERROR,
