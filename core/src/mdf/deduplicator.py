@@ -32,6 +32,7 @@ reasons (``<name>:<reason>``); no deduplicator touches the split.
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -82,6 +83,7 @@ class Deduplicator(Operator):
         super().__init__(**params)
         self.state: Any = None
         self.namespace = self.name
+        self._prepared: tuple[pa.RecordBatch, pa.Array] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -102,6 +104,26 @@ class Deduplicator(Operator):
         position, so two dedups of the same kind keep separate key sets)."""
         self.state = state
         self.namespace = namespace or self.name
+
+    def claims_keys(self) -> bool:
+        """Whether a streaming batch is decided by claiming :meth:`keys` (not by :meth:`matches`): then the keys
+        can be made before the batch's turn (:meth:`prepare`). Override with the condition under which your
+        :meth:`matches` returns ``None``."""
+        return type(self).matches is Deduplicator.matches
+
+    def prepare(self, batch: pa.RecordBatch, ctx: BatchContext) -> None:
+        """Make the batch's keys now, before the executor orders it. The inline executor runs a streaming
+        deduplicator's batches one at a time in input order (its turnstile), but hashing touches no key state:
+        made here, in the shard's own thread, it runs on every core, and only the claims wait for the turn.
+        :meth:`_apply` uses keys made here for the same batch object; its time counts as the operator's."""
+        self._prepared = None
+        if self.mode != "streaming" or not batch.num_rows or not self.claims_keys():
+            return
+        self.ensure_setup()
+        start = time.perf_counter()
+        with self.errors_named(ctx):
+            self._prepared = (batch, self.keys(batch))
+        self.metrics.time_s += time.perf_counter() - start
 
     def matches(self, batch: pa.RecordBatch, rows: np.ndarray) -> np.ndarray | None:
         """Override for more than first claims: per row, the position (``rows`` holds the batch's own) of the
@@ -133,7 +155,8 @@ class Deduplicator(Operator):
             match = self.matches(batch, rows)
             if match is not None:
                 return self._matched(batch, rows, np.asarray(match, dtype=np.uint64))
-        keys = self.keys(batch)
+        prepared, self._prepared = self._prepared, None
+        keys = prepared[1] if prepared is not None and prepared[0] is batch else self.keys(batch)
         if isinstance(keys, pa.ChunkedArray):
             keys = keys.combine_chunks()
         if n == 0 or len(keys) % n:

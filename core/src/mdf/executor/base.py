@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from mdf.checks import preflight
+from mdf.deduplicator import Deduplicator
 from mdf.executor.plan import Plan
 from mdf.fusion import plan_steps
 from mdf.io.base import Writer
@@ -68,6 +69,8 @@ def run_chain(
         if gate is None:
             batch, rej = step.process(batch, ctx, keep_rejected)
         else:
+            if isinstance(step, Deduplicator):
+                step.prepare(batch, ctx)  # its keys, hashed before its turn: only the claims are ordered
             with gate(step, ctx):
                 batch, rej = step.process(batch, ctx, keep_rejected)
         if rej is not None and rej.num_rows:

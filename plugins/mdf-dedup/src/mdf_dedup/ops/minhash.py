@@ -86,6 +86,11 @@ class MinHashDedup(IndexedDedup, Deduplicator):
 
         return lsh_band_keys(self.signatures(batch), self.bands, self.rows)
 
+    def claims_keys(self) -> bool:
+        """Without ``verify`` the band keys are claimed: signatures and band keys are then made before the
+        batch's turn in the inline executor (:meth:`mdf.Deduplicator.prepare`), on every core."""
+        return not self.params.verify
+
     def matches(self, batch: pa.RecordBatch, rows: np.ndarray) -> np.ndarray | None:
         """With ``verify``: band collisions confirmed by the signatures (:mod:`mdf_dedup.ops.verify`); without
         it, ``None``: the base class claims the band keys."""
