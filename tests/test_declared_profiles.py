@@ -146,7 +146,7 @@ def test_a_plugin_modality_runs_end_to_end(clouds):
     assert out.num_rows == 300
     assert out.column("points").to_pylist() == [100 + i % 7 for i in range(300)]
     metrics = json.loads((tmp / "out" / "_mdf" / "metrics.json").read_text())
-    assert metrics["partition"]["modality"] == "point_cloud"
+    assert metrics["batch_plan"]["modality"] == "point_cloud"
 
 
 def test_a_modality_no_plugin_registers_is_a_load_error_of_its_plugin(tmp_path):

@@ -7,7 +7,7 @@ import pyarrow.compute as pc
 
 from mdf import REASON, Filter, Refiner
 from mdf.executor.base import run_chain
-from mdf.fusion import FusedFilters, plan_steps
+from mdf.fusion import FusedFilters, fuse_steps
 from mdf.operators import BatchContext
 
 
@@ -50,7 +50,7 @@ def ops(fusable: bool):
 
 
 def test_plan_groups_only_runs_of_two_or_more():
-    steps = plan_steps(ops(True))
+    steps = fuse_steps(ops(True))
     assert isinstance(steps[0], FusedFilters) and len(steps[0].filters) == 2
     assert [type(s).__name__ for s in steps[1:]] == ["Upper", "MinLen"]
 

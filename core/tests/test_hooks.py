@@ -10,11 +10,11 @@ import pyarrow as pa
 import pytest
 
 from mdf import CostClass, Filter, KeyState, Modality, RecipeError, StateType, Writer, hookimpl, hookspecs
+from mdf.batching import declared_modality, operator_costs
 from mdf.executor import run_recipe
 from mdf.executor.inline import InlineExecutor, InlineParams
 from mdf.executor.inline_metrics import InlineMetrics
 from mdf.io.parquet import ParquetReader
-from mdf.partition import declared_modality, operator_costs
 from mdf.plugins import load_plugins
 from mdf.resolve import parse_recipe
 from mdf.testing import register_plugin

@@ -110,7 +110,7 @@ def write_dataset(out_dir: str, spec: DemoSpec = DemoSpec(), row_group_rows: int
 
 def image_table(rows: int, seed: int = 0) -> pa.Table:
     """``id``, ``caption`` and ``image``: 50-300 KB of random bytes framed like a JPEG (``FF D8 FF E0`` ...
-    ``FF D9``), enough for the partition planner to recognise and weigh images without Pillow."""
+    ``FF D9``), enough for the batch-size planner to recognise and weigh images without Pillow."""
     rng = np.random.default_rng(seed)
     sizes = rng.integers(50_000, 300_001, size=rows)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)

@@ -66,7 +66,7 @@ class FusedFilters:
 Step = Operator | FusedFilters
 
 
-def plan_steps(operators: list[Operator]) -> list[Step]:
+def fuse_steps(operators: list[Operator]) -> list[Step]:
     """Group runs of two or more consecutive fusable filters; everything else runs on its own."""
     steps: list[Step] = []
     run: list[Filter] = []

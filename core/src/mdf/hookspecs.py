@@ -81,7 +81,7 @@ def mdf_register_state_types(registry: Registry) -> None:
 def mdf_register_modalities(registry: Registry) -> None:
     """Add the plugin's modalities (subclasses of :class:`mdf.Modality`), keyed by their ``name``.
 
-    A modality is what a reader's batches or an operator's columns hold, with the numbers the partition
+    A modality is what a reader's batches or an operator's columns hold, with the numbers the batch-size
     planner sizes batches by (memory multiplier, complexity, default and maximum rows). Readers and operators
     declare it by name (``modality = "point_cloud"``); one that names a modality no plugin registers is
     reported as a load error of its plugin (``mdf plugins``). Core registers ``text``, ``image``, ``audio``,

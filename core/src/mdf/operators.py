@@ -83,7 +83,7 @@ class Operator(Component, ABC):
     (models, tables) belongs in :meth:`setup`, which runs once in the worker that uses the operator, so operator
     instances stay cheap to construct during recipe validation.
 
-    Two declarations size the batches an operator gets (the partition planner reads them from the class, and
+    Two declarations size the batches an operator gets (the batch-size planner reads them from the class, and
     never guesses from the bytes); ``mdf ops`` shows both, marking the ones left at their default:
 
     * :attr:`modality`: ``"text"`` on this base class, explicitly: an operator that reads plain columns
@@ -101,7 +101,7 @@ class Operator(Component, ABC):
     complexity: heavier pipelines get smaller batches."""
     modality: ClassVar[str] = "text"
     """The kind of data in the columns it reads: the name of a registered :class:`mdf.Modality`. ``text``
-    (plain columns) unless it decodes media; the partition planner sizes batches for the heaviest modality the
+    (plain columns) unless it decodes media; the batch-size planner sizes batches for the heaviest modality the
     reader and the operators declare."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -119,7 +119,7 @@ class Operator(Component, ABC):
     ``validate`` and ``run``) and shown by ``mdf ops``. Keys name a parameter whose value is the column (or a
     list of columns), or else are a fixed column name; values are ``|``-separated type families: ``string``,
     ``binary``, ``integer``, ``float``, ``number``, ``bool``, ``list``, ``struct``, ``any``, and ``path``: a
-    string column naming files the operator loads, whose sizes the partition planner counts as row bytes.
+    string column naming files the operator loads, whose sizes the batch-size planner counts as row bytes.
     Example: ``reads = {"column": "string"}``."""
 
     writes: ClassVar[dict[str, str] | None] = {}

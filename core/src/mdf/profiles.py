@@ -1,4 +1,4 @@
-"""Modalities and cost classes: the numbers the partition planner sizes batches with, declared, not guessed.
+"""Modalities and cost classes: the numbers the batch-size planner sizes batches with, declared, not guessed.
 
 Readers and operators *name* what they handle (``modality = "image"``, ``cost_class = "model"``); the names
 resolve here, to classes carrying the numbers. The planner never looks at the bytes to decide what data is:

@@ -90,7 +90,7 @@ class ExecutorSpec(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     type: str | None = Field(None, description="executor name (mdf ops lists them); none = inline unless one is named")
-    batch_rows: int | Literal["auto"] = Field(8192, description="rows per batch; auto = the partition planner's")
+    batch_rows: int | Literal["auto"] = Field(8192, description="rows per batch; auto = the batch-size planner's")
     resume: bool = Field(False, description="skip shards a previous run of this recipe completed (mdf run --resume)")
     _checked: tuple[type, dict[str, Any], Any] | None = PrivateAttr(None)
     """``(executor class, its keys, its validated Params)`` once checked: validated once, when the recipe is

@@ -168,18 +168,22 @@ class Machine(Record):
 class RunContext(Record):
     """What the report needs besides counters, recorded at the end of a run so ``mdf report`` can rebuild the
     page from the metadata alone. ``recipe`` is the recipe as run (after ``--set``), as its YAML would read;
-    ``partition`` is the partition planner's choice and rules as ``mdf plan`` prints them (``batch_rows: auto``)."""
+    ``batch_plan`` is the batch-size planner's choice and rules as ``mdf plan`` prints them (``batch_rows: auto``)."""
 
     recipe: dict[str, Any] | None = None
     rejected_path: str | None = None
     rejected_format: str | None = None
     machine: Machine | None = None
     batch_rows: int | None = None
-    partition: dict[str, Any] | None = None
+    batch_plan: dict[str, Any] | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RunContext:
         out = super().from_dict(d)
         m = d.get("machine")
         out.machine = Machine.from_dict(m) if m else None
+        old = d.get("partition")  # a metrics.json written before the planner's "partition" became "batch"
+        if out.batch_plan is None and old:
+            renamed = {"partitions": "batches", "partition_mb": "batch_mb"}
+            out.batch_plan = {renamed.get(k, k): v for k, v in old.items()}
         return out

@@ -1,4 +1,4 @@
-"""The partition planner asks the reader and the recipe's operators what they hold, read and cost (declared,
+"""The batch-size planner asks the reader and the recipe's operators what they hold, read and cost (declared,
 never sniffed from the bytes)."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import os
 import pytest
 
 from mdf import Refiner
+from mdf.batching import plan_batches
+from mdf.batching.planner import operator_costs
 from mdf.demo_data import DemoSpec, write_dataset
 from mdf.operators import is_declared
-from mdf.partition import plan_partitions
-from mdf.partition.planner import operator_costs
 from mdf.plugins import load_plugins
 from mdf.resolve import build_component, parse_recipe
 from mdf_image import testdata
@@ -38,7 +38,7 @@ def plan(text_glob, tmp_path, operators, reader=None):
         plugins=plugins,
     )
     reader = build_component(plugins.readers, recipe.reader, "reader")
-    return plan_partitions(reader, reader.shards(), recipe, plugins, available_bytes=8 << 30, cores=2), recipe
+    return plan_batches(reader, reader.shards(), recipe, plugins, available_bytes=8 << 30, cores=2), recipe
 
 
 def test_image_operators_make_the_plan_an_image_plan_without_sniffing(text_glob, tmp_path):

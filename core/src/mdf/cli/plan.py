@@ -9,14 +9,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from mdf.batching import BatchPlan, plan_batches
 from mdf.cli.cluster import measured_for, parse_cluster, show
-from mdf.partition import PartitionPlan, plan_partitions
 from mdf.plugins import load_plugins
 from mdf.resolve import build_component, load_recipe
 
 # Rules that set batch_rows, latest first: the reason shown is the last one that fired.
-_ROW_RULES = ("fixed_batch_rows", "min_partitions", "modality_max_rows", "target_rows", "default_rows")
-_BYTE_RULES = ("max_concurrent_share", "max_share_of_memory", "max_partition_bytes", "min_partition_bytes", "skew_cut")
+_ROW_RULES = ("fixed_batch_rows", "min_batches", "modality_max_rows", "target_rows", "default_rows")
+_BYTE_RULES = ("max_concurrent_share", "max_share_of_memory", "max_batch_bytes", "min_batch_bytes", "skew_cut")
 
 
 @click.command("plan")
@@ -38,12 +38,12 @@ def command(
     seed: int,
     cluster: str | None,
 ) -> None:
-    """Sample RECIPE's input and print the batch size, partitions, workers and replicas it would get."""
+    """Sample RECIPE's input and print the batch size, batches, workers and replicas it would get."""
     plugins = load_plugins()
     parsed = load_recipe(recipe, list(overrides), plugins)
     shape = parse_cluster(cluster) if cluster else None
     reader = build_component(plugins.readers, parsed.reader, "reader")
-    plan = plan_partitions(
+    plan = plan_batches(
         reader,
         reader.shards(),
         parsed,
@@ -53,7 +53,7 @@ def command(
         measure=measure or (shape is not None),
         seed=seed,
     )
-    if shape is not None:  # the scale-out projection instead of the partition plan
+    if shape is not None:  # the scale-out projection instead of the batch plan
         show(measured_for(parsed, plan.measured, plan.batch_rows), *shape, as_json)
         return
     set_rows = parsed.executor.batch_rows if "batch_rows" in parsed.executor.model_fields_set else "auto"
@@ -65,7 +65,7 @@ def command(
         click.echo(f"note: the recipe sets batch_rows: {set_rows}; set it to auto to use {plan.batch_rows:,}")
 
 
-def _reason(plan: PartitionPlan, *names: str, default: str = "") -> str:
+def _reason(plan: BatchPlan, *names: str, default: str = "") -> str:
     for name in names:
         rule = plan.rule(name)
         if rule is not None:
@@ -73,8 +73,8 @@ def _reason(plan: PartitionPlan, *names: str, default: str = "") -> str:
     return default
 
 
-def _table(plan: PartitionPlan, recipe: str) -> Table:
-    table = Table(title=f"partition plan for {recipe}", title_justify="left")
+def _table(plan: BatchPlan, recipe: str) -> Table:
+    table = Table(title=f"batch plan for {recipe}", title_justify="left")
     for col in ("choice", "value", "why"):
         table.add_column(col)
     res = plan.resources
@@ -88,9 +88,9 @@ def _table(plan: PartitionPlan, recipe: str) -> Table:
         ("complexity", f"{plan.complexity:g}", _reason(plan, "complexity")),
         ("skew", f"{plan.skew:.2f}", _reason(plan, "skew_cut", default="<= 0.7: no cut")),
         ("tier_mb", f"{plan.tier_mb}", f"{res.available_bytes / (1 << 30):.1f} GB available"),
-        ("partition_mb", f"{plan.partition_bytes / (1 << 20):g}", _reason(plan, *_BYTE_RULES, default="= tier")),
+        ("batch_mb", f"{plan.batch_bytes / (1 << 20):g}", _reason(plan, *_BYTE_RULES, default="= tier")),
         ("batch_rows", f"{plan.batch_rows:,}", _reason(plan, *_ROW_RULES)),
-        ("partitions", f"{plan.partitions:,}", f"every shard cut into batches of {plan.batch_rows:,} rows"),
+        ("batches", f"{plan.batches:,}", f"every shard cut into batches of {plan.batch_rows:,} rows"),
         ("workers", f"{plan.workers}", _reason(plan, "workers")),
         ("max_in_flight", f"{plan.max_in_flight}", _reason(plan, "max_in_flight")),
         ("replicas", ", ".join(f"{k}={v}" for k, v in plan.replicas.items()), _reason(plan, "replicas")),

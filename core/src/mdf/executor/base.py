@@ -19,7 +19,7 @@ import pyarrow as pa
 from mdf.checks import preflight
 from mdf.deduplicator import Deduplicator
 from mdf.executor.plan import Plan
-from mdf.fusion import plan_steps
+from mdf.fusion import fuse_steps
 from mdf.io.base import Writer
 from mdf.operators import BatchContext, Operator
 from mdf.plugins import Plugins, load_plugins
@@ -34,8 +34,8 @@ def prepare(recipe: Recipe, plugins: Plugins | None = None) -> Plan:
     rows = recipe.executor.batch_rows
     plan = Plan(recipe, plugins, reader, shards, rows if isinstance(rows, int) else 0)
     preflight(plan)  # output folders, and the columns operators read against the input's schema
-    if rows == "auto":  # sized from a random sample of the data itself (mdf.partition)
-        from mdf.partition import resolve_auto
+    if rows == "auto":  # sized from a random sample of the data itself (mdf.batching)
+        from mdf.batching import resolve_auto
 
         plan.batch_rows, plan.max_in_flight = resolve_auto(plan, recipe)
     return plan
@@ -63,7 +63,7 @@ def run_chain(
     ``gate(step, ctx)`` wraps each step (the inline executor orders streaming deduplicators with it).
     """
     rejected: list[pa.RecordBatch] = []
-    for step in plan_steps(operators):
+    for step in fuse_steps(operators):
         if batch.num_rows == 0:
             break
         if gate is None:

@@ -1,6 +1,6 @@
 """The plan of a run: a recipe resolved against the installed plugins, with its input listed.
 
-It sits below everything that uses it (the partition planner, the chain, every executor), so none of them has
+It sits below everything that uses it (the batch-size planner, the chain, every executor), so none of them has
 to import another to name it.
 """
 
@@ -23,8 +23,8 @@ class Plan:
     reader: Reader
     shards: list[Shard]
     batch_rows: int
-    max_in_flight: int | None = None  # the partition planner's bound, with ``batch_rows: auto``
-    partition: dict[str, Any] | None = None  # the partition planner's choice and rules, for the report
+    max_in_flight: int | None = None  # the batch-size planner's bound, with ``batch_rows: auto``
+    batch_plan: dict[str, Any] | None = None  # the batch-size planner's choice and rules, for the report
     fingerprint: str | None = None  # of recipe and input, once the output folders are claimed (--resume checks it)
 
     @property

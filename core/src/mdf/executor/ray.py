@@ -61,7 +61,7 @@ class Pipeline:
 def auto_max_in_flight(replicas: list[int], loaders: int) -> int:
     """Every replica of every stage can hold one batch running and one queued, and loaders never starve:
     ``max(2 * sum(replicas), 2 * loaders)``. A byte bound (``max_bytes_in_flight``) caps it further. With
-    ``batch_rows: auto`` the partition planner's value (bounded by memory per batch) is used instead."""
+    ``batch_rows: auto`` the batch-size planner's value (bounded by memory per batch) is used instead."""
     return max(2 * sum(replicas), 2 * loaders)
 
 

@@ -122,7 +122,7 @@ def _run(plan: Plan, owned: Any, recipe: Recipe, progress: Any, announce: Callab
         if announce is not None:
             announce(line)
         metrics = executor.run(progress)
-        metrics.context = run_context(recipe, plan.partition, plan.batch_rows)  # recipe, machine: for the report
+        metrics.context = run_context(recipe, plan.batch_plan, plan.batch_rows)  # recipe, machine: for the report
         for entry in metrics.damaged:
             LOG.warning("damaged input: %s", entry.describe())
         LOG.info(

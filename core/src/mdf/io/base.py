@@ -104,7 +104,7 @@ class Reader(Component):
     kind: ClassVar[str] = "reader"
     modality: ClassVar[str | None] = None
     """What its batches hold: the name of a registered :class:`mdf.Modality` (``text`` for JSONL or WARC,
-    ``image`` for an image folder), which the partition planner sizes batches for. ``None``: the format cannot
+    ``image`` for an image folder), which the batch-size planner sizes batches for. ``None``: the format cannot
     say (a Parquet file holds anything); the data is then planned as text unless an operator declares media.
     A reader whose answer depends on its parameters overrides :meth:`output_modality`."""
 

@@ -104,7 +104,7 @@ class ParquetReader(Reader):
     def _read(self, shard: Shard, source: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
         try:
             # pre_buffer=False: Arrow's read-ahead coalesces up to 32 MB per file, memory that batch_rows (and
-            # the partition planner) cannot see; on local disks it buys nothing measurable. A remote file is read
+            # the batch-size planner) cannot see; on local disks it buys nothing measurable. A remote file is read
             # in 8 MiB pieces (one ranged GET each) instead of 1 MiB: a request costs far more than a disk read
             buffer = _REMOTE_BUFFER if is_remote(shard.path) else 1 << 20
             pf = pq.ParquetFile(source, pre_buffer=False, buffer_size=buffer)

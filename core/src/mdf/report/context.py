@@ -39,7 +39,7 @@ def machine() -> Machine:
     return info
 
 
-def run_context(recipe: Recipe, partition: dict[str, Any] | None, batch_rows: int) -> RunContext:
+def run_context(recipe: Recipe, batch_plan: dict[str, Any] | None, batch_rows: int) -> RunContext:
     """The recipe (after ``--set`` overrides), where rejected rows went, the machine, the batch-size choice."""
     rejected = recipe.rejected
     return RunContext(
@@ -48,5 +48,5 @@ def run_context(recipe: Recipe, partition: dict[str, Any] | None, batch_rows: in
         rejected_format=rejected.type if rejected else None,
         machine=machine(),
         batch_rows=batch_rows,
-        partition=partition,
+        batch_plan=batch_plan,
     )

@@ -220,7 +220,7 @@ def recipe(m: RunMetrics) -> Markup:
 
 
 def batch_size(m: RunMetrics) -> Markup:
-    part = m.context.partition  # the planner's record, as `mdf plan --json` prints it
+    part = m.context.batch_plan  # the planner's record, as `mdf plan --json` prints it
     rows_ = m.context.batch_rows
     if not part:
         return section(
@@ -233,11 +233,11 @@ def batch_size(m: RunMetrics) -> Markup:
         )
     facts = [
         ["batch_rows", part["batch_rows"]],
-        ["partitions", part["partitions"]],
+        ["batches", part["batches"]],
         ["max_in_flight", part["max_in_flight"]],
         ["rows sampled", part["rows_sampled"]],
         ["p90 row bytes", part["p90_bytes"]],
-        ["partition MB", part["partition_mb"]],
+        ["batch MB", part["batch_mb"]],
     ]
     rules = [[r["rule"], r["reason"]] for r in part.get("rules", [])]
     return section(

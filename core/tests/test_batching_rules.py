@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mdf.partition import rules as R
-from mdf.partition.decide import DataProfile, OperatorCost, Resources, decide
-from mdf.partition.measure import StageCost
-from mdf.partition.rules import GB, MB
+from mdf.batching import rules as R
+from mdf.batching.decide import DataProfile, OperatorCost, Resources, decide
+from mdf.batching.measure import StageCost
+from mdf.batching.rules import GB, MB
 from mdf.profiles import COST_CLASSES, Audio, Image, Modality, Multimodal, Text, Video
 
 FILTER = [OperatorCost("clean", "some_filter", 0.2)]
@@ -90,8 +90,8 @@ def test_skew_cut(skew, after_mb):
     ("budget_mb", "memory_gb", "fired", "after_mb"),
     [
         (64, 32, [], 64),
-        (20, 32, ["min_partition_bytes"], 32),  # floor
-        (600, 1024, ["max_partition_bytes"], 512),  # ceiling
+        (20, 32, ["min_batch_bytes"], 32),  # floor
+        (600, 1024, ["max_batch_bytes"], 512),  # ceiling
         # 25 % of 0.5 GB = 128 MB, then (0.5 GB x 0.8) / 4 = 102.4 MB
         (256, 0.5, ["max_share_of_memory", "max_concurrent_share"], 102.4),
         # 600 MB: 25 % = 150 MB (no), x 0.8 / 4 = 120 MB
@@ -186,8 +186,8 @@ def test_skew_cut_in_the_plan():
 def test_skew_cut_at_the_lowest_tier_is_undone_by_the_floor():
     # 15 GB -> 32 MB; x 0.8 = 25.6 MB < 32 MB floor -> 32 MB again: both rules are listed
     p = plan(profile(Text, 4_096, skew=0.9), memory_gb=15)
-    assert p.rule("skew_cut") and p.rule("min_partition_bytes")
-    assert p.partition_bytes == 32 * MB
+    assert p.rule("skew_cut") and p.rule("min_batch_bytes")
+    assert p.batch_bytes == 32 * MB
 
 
 def test_modality_max_rows():
@@ -201,21 +201,21 @@ def test_modality_max_rows():
     ("rows", "rows_total", "cores", "expected"),
     [
         (6_826, 10_000, 16, 6_826),  # not above 10,000 rows: no minimum
-        (6_826, 10_001, 2, 3_333),  # ceil(1.5 x 2) = 3 partitions: 10,001 // 3
-        (6_826, 100_000, 8, 6_826),  # 12 partitions allow 8,333 rows: no change
-        (6_826, 100_000, 16, 4_166),  # 24 partitions: 100,000 // 24
+        (6_826, 10_001, 2, 3_333),  # ceil(1.5 x 2) = 3 batches: 10,001 // 3
+        (6_826, 100_000, 8, 6_826),  # 12 batches allow 8,333 rows: no change
+        (6_826, 100_000, 16, 4_166),  # 24 batches: 100,000 // 24
     ],
 )
 def test_min_partitions(rows, rows_total, cores, expected):
-    out, rule = R.min_partitions(rows, rows_total, cores)
+    out, rule = R.min_batches(rows, rows_total, cores)
     assert out == expected
     assert (rule is not None) == (out != rows)
 
 
 def test_min_partitions_in_the_plan():
     p = plan(profile(Text, 4_096, rows_total=100_000), cores=16)
-    assert p.batch_rows == 4_166 and p.partitions == 25  # ceil(100,000 / 4,166)
-    assert p.rule("min_partitions").numbers["partitions_min"] == 24
+    assert p.batch_rows == 4_166 and p.batches == 25  # ceil(100,000 / 4,166)
+    assert p.rule("min_batches").numbers["batches_min"] == 24
 
 
 @pytest.mark.parametrize(
@@ -235,7 +235,7 @@ def test_workers(cores, shards, expected):
 
 @pytest.mark.parametrize(("cores", "shards"), [(8, 100), (8, 3), (2, 2), (16, 1_000), (3, 7)])
 def test_auto_workers_means_what_the_inline_executor_runs(cores, shards, monkeypatch):
-    """``workers: auto`` has one meaning: ``mdf plan`` printed 75 % of the cores (x 1.2 with many partitions)
+    """``workers: auto`` has one meaning: ``mdf plan`` printed 75 % of the cores (x 1.2 with many batches)
     while the inline executor ran one worker per core. Fails on that rule: seen (7 vs 8 with 8 cores and 100
     shards)."""
     import os
@@ -247,10 +247,10 @@ def test_auto_workers_means_what_the_inline_executor_runs(cores, shards, monkeyp
 
 
 def test_max_in_flight():
-    # 1 GB x 0.8 / 64 MB = 12.8 -> 12 batches fit; 2 x 8 workers = 16; 100 partitions
+    # 1 GB x 0.8 / 64 MB = 12.8 -> 12 batches fit; 2 x 8 workers = 16; 100 batches
     n, rule = R.max_in_flight(64 * MB, 1 * GB, 8, 100)
     assert n == 12 and rule.numbers["by_memory"] == 12 and rule.numbers["by_workers"] == 16
-    assert R.max_in_flight(64 * MB, 1 * GB, 8, 3)[0] == 3  # never more than there are partitions
+    assert R.max_in_flight(64 * MB, 1 * GB, 8, 3)[0] == 3  # never more than there are batches
     assert R.max_in_flight(10 * GB, 1 * GB, 8, 100)[0] == 1  # at least one
 
 
@@ -284,12 +284,12 @@ def test_measured_amplification_never_grows_batches():
 
 def test_default_rows_without_a_sample():
     p = plan(profile(Video, 0, rows_total=0, shard_rows=[]))
-    assert p.batch_rows == 400 and p.rule("default_rows") and p.partitions == 0
+    assert p.batch_rows == 400 and p.rule("default_rows") and p.batches == 0
 
 
 def test_fixed_batch_rows_are_kept_and_drive_the_rest():
     p = plan(profile(Text, 4_096, rows_total=1_500, shard_rows=[1_000, 500]), fixed_batch_rows=100)
-    assert p.batch_rows == 100 and p.partitions == 15  # 10 + 5: each shard is cut on its own
+    assert p.batch_rows == 100 and p.batches == 15  # 10 + 5: each shard is cut on its own
     assert p.rule("fixed_batch_rows")
 
 
@@ -309,8 +309,8 @@ def test_json_has_every_choice_and_rule_numbers():
     out = plan(profile(Text, 4_096)).to_json()
     for key in ("modality", "rows_total", "rows_sampled", "p90_bytes", "seed_estimate_bytes", "skew", "tier_mb"):
         assert key in out
-    for key in ("batch_rows", "partitions", "workers", "max_in_flight", "replicas", "rules"):
+    for key in ("batch_rows", "batches", "workers", "max_in_flight", "replicas", "rules"):
         assert key in out
     assert all("rule" in r and "reason" in r for r in out["rules"])
-    # 6,826 rows in one 5,000-row shard: 1 partition, so 1 worker (base 6) and 1 batch in flight
-    assert (out["partitions"], out["workers"], out["max_in_flight"], out["replicas"]) == (1, 1, 1, {"clean": 1})
+    # 6,826 rows in one 5,000-row shard: 1 batch, so 1 worker (base 6) and 1 batch in flight
+    assert (out["batches"], out["workers"], out["max_in_flight"], out["replicas"]) == (1, 1, 1, {"clean": 1})

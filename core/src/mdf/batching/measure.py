@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from mdf.batching.payload import row_payload_bytes
 from mdf.deduplicator import Deduplicator
 from mdf.operators import BatchContext, Operator
-from mdf.partition.payload import row_payload_bytes
 from mdf.plugins import Plugins
 from mdf.recipe import Recipe
 from mdf.resolve import build_operator

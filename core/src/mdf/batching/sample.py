@@ -23,11 +23,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from mdf.batching.payload import MediaFiles, referenced_file_bytes, row_payload_bytes, row_text_chars
+from mdf.batching.rules import MB, Rule, sample_size
 from mdf.io.base import Reader, Shard
 from mdf.io.parquet import ParquetReader
 from mdf.metrics import REASON
-from mdf.partition.payload import MediaFiles, referenced_file_bytes, row_payload_bytes, row_text_chars
-from mdf.partition.rules import MB, Rule, sample_size
 
 STREAM_ROWS = 10_000  # rows read from unsized inputs before extrapolating
 
@@ -96,7 +96,7 @@ def draw_sample(
     keep_bytes: int = 64 * MB,
     path_columns: list[str] | None = None,
 ) -> Sample:
-    """Sample ``reader``'s input by the seed's sizes (see :func:`~mdf.partition.rules.sample_size`).
+    """Sample ``reader``'s input by the seed's sizes (see :func:`~mdf.batching.rules.sample_size`).
 
     :param path_columns: columns whose values name files an operator loads: their sizes count as row bytes.
     """

@@ -8,7 +8,7 @@ Everything here is vectorised with ``pyarrow.compute`` and numpy except the ``st
 which runs on the sample only.
 
 What kind of data a row is (its modality) is not decided here: the reader and the operators declare it
-(:func:`mdf.partition.planner.declared_modality`). Bytes cannot say it: a binary column of JPEGs that no
+(:func:`mdf.batching.planner.declared_modality`). Bytes cannot say it: a binary column of JPEGs that no
 operator decodes costs its bytes, and the same column decoded by an image operator costs several times more.
 """
 

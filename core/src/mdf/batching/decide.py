@@ -2,7 +2,7 @@
 
 Pure: no file is read here, so each number can be checked by hand in a test. The order is the seed's: per-row
 memory (P90 payload x modality multiplier x safety margin), the memory tier, the skew cut, the byte bounds,
-rows = bytes / (row memory x complexity), the modality's row cap, the minimum-partitions rule, then workers,
+rows = bytes / (row memory x complexity), the modality's row cap, the minimum-batches rule, then workers,
 batches in flight and replicas per stage.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mdf.partition import rules as R
-from mdf.partition.measure import StageCost
-from mdf.partition.rules import SAFETY_MARGIN, Rule
+from mdf.batching import rules as R
+from mdf.batching.measure import StageCost
+from mdf.batching.rules import SAFETY_MARGIN, Rule
 from mdf.profiles import Modality
 
 
@@ -53,7 +53,7 @@ class OperatorCost:
 
 
 @dataclass
-class PartitionPlan:
+class BatchPlan:
     """The chosen numbers and the rules that chose them (``to_json`` is what ``mdf plan --json`` prints).
 
     ``modality`` is the name of the modality sized for; ``declared_by`` says who declared it."""
@@ -67,9 +67,9 @@ class PartitionPlan:
     tier_mb: int
     row_memory_bytes: float
     complexity: float
-    partition_bytes: float
+    batch_bytes: float
     batch_rows: int
-    partitions: int
+    batches: int
     workers: int
     max_in_flight: int
     replicas: dict[str, int]
@@ -97,13 +97,13 @@ class PartitionPlan:
             "skew": round(self.skew, 4),
             "tier_mb": self.tier_mb,
             "batch_rows": self.batch_rows,
-            "partitions": self.partitions,
+            "batches": self.batches,
             "workers": self.workers,
             "max_in_flight": self.max_in_flight,
             "replicas": self.replicas,
             "row_memory_bytes": round(self.row_memory_bytes),
             "complexity": self.complexity,
-            "partition_mb": R.mb(self.partition_bytes),
+            "batch_mb": R.mb(self.batch_bytes),
             "batch_memory_mb": R.mb(self.batch_memory_bytes),
             "available_gb": round(self.resources.available_bytes / R.GB, 2),
             "cores": self.resources.cores,
@@ -121,8 +121,8 @@ def decide(
     measured: list[StageCost] | None = None,
     fixed_batch_rows: int | None = None,
     rules: list[Rule] | None = None,
-) -> PartitionPlan:
-    """Choose batch rows, partitions, workers, batches in flight and replicas; ``rules`` is prepended as is.
+) -> BatchPlan:
+    """Choose batch rows, batches, workers, batches in flight and replicas; ``rules`` is prepended as is.
 
     :param fixed_batch_rows: the recipe's own ``batch_rows`` when it is not ``auto``: kept, and the other
         numbers are derived from it.
@@ -187,7 +187,7 @@ def decide(
     fired.append(rule)
     rows, rule = R.cap_modality_rows(rows, profile.modality)
     fired += [rule] if rule else []
-    rows, rule = R.min_partitions(rows, profile.rows_total, resources.cores)
+    rows, rule = R.min_batches(rows, profile.rows_total, resources.cores)
     fired += [rule] if rule else []
     if profile.seed_estimate_bytes > 0:
         seed_row = profile.seed_estimate_bytes * cfg.memory_multiplier * SAFETY_MARGIN
@@ -209,14 +209,14 @@ def decide(
             )
         )
         rows = fixed_batch_rows
-    partitions = R.partition_count(rows, profile.shard_rows)
+    batches = R.batch_count(rows, profile.shard_rows)
     worker_count, rule = R.workers(resources.cores, len(profile.shard_rows))
     fired.append(rule)
-    in_flight, rule = R.max_in_flight(rows * row_memory * weight, resources.available_bytes, worker_count, partitions)
+    in_flight, rule = R.max_in_flight(rows * row_memory * weight, resources.available_bytes, worker_count, batches)
     fired.append(rule)
     replicas, rule = _replicas(stages, operators, measured, worker_count)
     fired.append(rule)
-    return PartitionPlan(
+    return BatchPlan(
         modality=cfg.name,
         rows_total=profile.rows_total,
         rows_sampled=profile.rows_sampled,
@@ -226,9 +226,9 @@ def decide(
         tier_mb=tier // R.MB,
         row_memory_bytes=row_memory,
         complexity=weight,
-        partition_bytes=budget,
+        batch_bytes=budget,
         batch_rows=rows,
-        partitions=partitions,
+        batches=batches,
         workers=worker_count,
         max_in_flight=in_flight,
         replicas=replicas,

@@ -1,7 +1,7 @@
 """The sizing rules, one pure function each, every one returning the number it chose and the evidence.
 
 The rule set comes from Data-Juicer's partition size optimizer (modality multipliers, memory tiers, P90, the 2x
-safety margin, the byte bounds, the skew cut, the minimum-partitions and worker rules). The modalities' and
+safety margin, the byte bounds, the skew cut, the minimum-batches and worker rules). The modalities' and
 cost classes' numbers live with their classes (:mod:`mdf.profiles`), which plugins may add to. Each function takes
 plain numbers and returns ``(value, Rule | None)``: ``None`` when the rule did not change anything, so
 ``mdf plan`` lists exactly the rules that fired, each with the numbers that made it fire.
@@ -26,12 +26,12 @@ GB = 1 << 30
 SAFETY_MARGIN = 2.0  # intermediate buffers (tokenization, decoded pixels) the payload does not show
 MIN_PARTITION_BYTES = 32 * MB  # below this, per-batch scheduling overhead dominates
 MAX_PARTITION_BYTES = 512 * MB
-MAX_SHARE_OF_MEMORY = 0.25  # no single partition above a quarter of available memory
+MAX_SHARE_OF_MEMORY = 0.25  # no single batch above a quarter of available memory
 PROCESSING_SHARE = 0.8  # 20 % of available memory stays with the OS, the object store and Python
-CONCURRENT_PARTITIONS = 4  # partitions assumed in flight per node when bounding one partition
+CONCURRENT_BATCHES = 4  # batches assumed in flight per node when bounding one batch
 SKEW_THRESHOLD = 0.7
-SKEW_CUT = 0.8  # skewed data: 20 % smaller partitions so one heavy batch does not stall a worker
-MIN_PARTITIONS_ABOVE_ROWS = 10_000
+SKEW_CUT = 0.8  # skewed data: 20 % smaller batches so one heavy batch does not stall a worker
+MIN_BATCHES_ABOVE_ROWS = 10_000
 PARTITIONS_PER_CORE = 1.5
 
 
@@ -90,11 +90,11 @@ def skew(values: np.ndarray) -> float:
 
 
 def memory_tier(available_bytes: float) -> tuple[int, Rule]:
-    """Target bytes per partition from available memory: < 16 GB: 32 MB; < 64: 64; < 256: 128; else 256."""
+    """Target bytes per batch from available memory: < 16 GB: 32 MB; < 64: 64; < 256: 128; else 256."""
     gb = available_bytes / GB
     tier_mb = 32 if gb < 16 else 64 if gb < 64 else 128 if gb < 256 else 256
     return tier_mb * MB, Rule(
-        "memory_tier", f"{gb:.1f} GB available -> {tier_mb} MB per partition", {"available_gb": round(gb, 2)}
+        "memory_tier", f"{gb:.1f} GB available -> {tier_mb} MB per batch", {"available_gb": round(gb, 2)}
     )
 
 
@@ -109,33 +109,33 @@ def complexity(modality: type[Modality], operators: list[tuple[str, float]]) -> 
 
 
 def skew_cut(budget: float, skew_value: float) -> tuple[float, Rule | None]:
-    """Skew above 0.7: a partition 20 % smaller."""
+    """Skew above 0.7: a batch 20 % smaller."""
     if skew_value <= SKEW_THRESHOLD:
         return budget, None
     cut = budget * SKEW_CUT
     return cut, Rule(
         "skew_cut",
-        f"skew {skew_value:.2f} > {SKEW_THRESHOLD}: partition {mb(budget):g} -> {mb(cut):g} MB",
+        f"skew {skew_value:.2f} > {SKEW_THRESHOLD}: batch {mb(budget):g} -> {mb(cut):g} MB",
         {"skew": round(skew_value, 4), "from_mb": mb(budget), "to_mb": mb(cut)},
     )
 
 
 def bound_bytes(budget: float, available_bytes: float) -> tuple[float, list[Rule]]:
-    """Partition bytes within 32-512 MB, then never above 25 % of memory nor (memory x 0.8) / 4.
+    """Batch bytes within 32-512 MB, then never above 25 % of memory nor (memory x 0.8) / 4.
 
     The memory caps come last so they win over the 32 MB floor on a small machine: running slowly beats
     running out of memory.
     """
     rules: list[Rule] = []
     bounds = [
-        ("min_partition_bytes", max, MIN_PARTITION_BYTES, "below the 32 MB floor"),
-        ("max_partition_bytes", min, MAX_PARTITION_BYTES, "above the 512 MB ceiling"),
+        ("min_batch_bytes", max, MIN_PARTITION_BYTES, "below the 32 MB floor"),
+        ("max_batch_bytes", min, MAX_PARTITION_BYTES, "above the 512 MB ceiling"),
         ("max_share_of_memory", min, available_bytes * MAX_SHARE_OF_MEMORY, "above 25 % of available memory"),
         (
             "max_concurrent_share",
             min,
-            available_bytes * PROCESSING_SHARE / CONCURRENT_PARTITIONS,
-            f"above (available x {PROCESSING_SHARE}) / {CONCURRENT_PARTITIONS}",
+            available_bytes * PROCESSING_SHARE / CONCURRENT_BATCHES,
+            f"above (available x {PROCESSING_SHARE}) / {CONCURRENT_BATCHES}",
         ),
     ]
     for name, pick, limit, why in bounds:
@@ -151,7 +151,7 @@ def bound_bytes(budget: float, available_bytes: float) -> tuple[float, list[Rule
 
 
 def row_group_check(group_rows: int, group_bytes: float, budget: float) -> Rule | None:
-    """Warn when a Parquet row group is bigger than a partition: the reader loads it whole, whatever the batch.
+    """Warn when a Parquet row group is bigger than a batch: the reader loads it whole, whatever the batch.
 
     Changes no number (the input is what it is); says how many rows per row group would fit.
     """
@@ -160,14 +160,14 @@ def row_group_check(group_rows: int, group_bytes: float, budget: float) -> Rule 
     fit = max(1, int(group_rows * budget / group_bytes))
     return Rule(
         "row_group_too_big",
-        f"the largest row group is {mb(group_bytes):g} MB ({group_rows:,} rows) > {mb(budget):g} MB partition;"
+        f"the largest row group is {mb(group_bytes):g} MB ({group_rows:,} rows) > {mb(budget):g} MB batch;"
         f" the reader loads it whole: rewrite the input with row groups of at most {fit:,} rows",
         {"group_rows": group_rows, "group_mb": mb(group_bytes), "rows_that_fit": fit},
     )
 
 
 def rows_for_budget(budget: float, row_bytes: float, complexity_value: float) -> tuple[int, Rule]:
-    """Target rows = partition bytes / (per-row memory x complexity), at least 1."""
+    """Target rows = batch bytes / (per-row memory x complexity), at least 1."""
     rows = max(1, int(budget / (row_bytes * complexity_value)))
     return rows, Rule(
         "target_rows",
@@ -184,23 +184,23 @@ def cap_modality_rows(rows: int, modality: type[Modality]) -> tuple[int, Rule | 
     return cap, Rule("modality_max_rows", f"{rows:,} rows > {modality.name} max {cap:,}", {"from": rows, "max": cap})
 
 
-def min_partitions(rows: int, rows_total: int, cores: int) -> tuple[int, Rule | None]:
-    """Datasets above 10,000 rows get at least 1.5 x cores partitions, so every core has work."""
-    if rows_total <= MIN_PARTITIONS_ABOVE_ROWS:
+def min_batches(rows: int, rows_total: int, cores: int) -> tuple[int, Rule | None]:
+    """Datasets above 10,000 rows get at least 1.5 x cores batches, so every core has work."""
+    if rows_total <= MIN_BATCHES_ABOVE_ROWS:
         return rows, None
     want = math.ceil(PARTITIONS_PER_CORE * cores)
     cap = max(1, rows_total // want)
     if rows <= cap:
         return rows, None
     return cap, Rule(
-        "min_partitions",
-        f"{rows_total:,} rows > {MIN_PARTITIONS_ABOVE_ROWS:,}: at least {want} partitions (1.5 x {cores} cores)"
+        "min_batches",
+        f"{rows_total:,} rows > {MIN_BATCHES_ABOVE_ROWS:,}: at least {want} batches (1.5 x {cores} cores)"
         f" -> at most {cap:,} rows each",
-        {"from": rows, "partitions_min": want, "rows": cap},
+        {"from": rows, "batches_min": want, "rows": cap},
     )
 
 
-def partition_count(rows: int, shard_rows: list[int]) -> int:
+def batch_count(rows: int, shard_rows: list[int]) -> int:
     """Batches a run makes: each shard is cut on its own, so its last batch may be short."""
     return sum(math.ceil(n / rows) for n in shard_rows if n > 0)
 
@@ -213,14 +213,14 @@ def workers(cores: int, shards: int) -> tuple[int, Rule]:
     return n, Rule("workers", why, {"cores": cores, "shards": shards, "workers": n})
 
 
-def max_in_flight(batch_bytes: float, available_bytes: float, worker_count: int, partitions: int) -> tuple[int, Rule]:
+def max_in_flight(batch_bytes: float, available_bytes: float, worker_count: int, batches: int) -> tuple[int, Rule]:
     """Batches alive at once: two per worker (one running, one queued), within 80 % of memory, at least 1."""
     by_memory = int(available_bytes * PROCESSING_SHARE / batch_bytes) if batch_bytes > 0 else 2 * worker_count
-    n = max(1, min(2 * worker_count, by_memory, max(1, partitions)))
+    n = max(1, min(2 * worker_count, by_memory, max(1, batches)))
     return n, Rule(
         "max_in_flight",
         f"min(2 x {worker_count} workers, {by_memory} batches of {mb(batch_bytes):g} MB in 80 % of memory,"
-        f" {partitions} partitions) = {n}",
+        f" {batches} batches) = {n}",
         {"by_workers": 2 * worker_count, "by_memory": by_memory, "batch_mb": mb(batch_bytes), "value": n},
     )
 

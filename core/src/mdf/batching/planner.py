@@ -1,6 +1,6 @@
-"""Plan a recipe's partitions: sample its input, read the machine, apply the rules; ``resolve_auto`` for prepare().
+"""Plan a recipe's batches: sample its input, read the machine, apply the rules; ``resolve_auto`` for prepare().
 
-This is the part that touches files and the system; the arithmetic is in :mod:`mdf.partition.decide`. What the
+This is the part that touches files and the system; the arithmetic is in :mod:`mdf.batching.decide`. What the
 data *is* (its modality) and what each operator costs come from declarations, the reader's and the operators'
 (:func:`declared_modality`, :func:`operator_costs`); the sample says only how many bytes a row holds.
 """
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mdf.batching.decide import BatchPlan, DataProfile, OperatorCost, Resources, decide
+from mdf.batching.rules import Rule, p90, skew
+from mdf.batching.sample import Sample, draw_sample
 from mdf.checks import declared as reads_of
 from mdf.io.base import Reader, Shard
 from mdf.operators import is_declared
-from mdf.partition.decide import DataProfile, OperatorCost, PartitionPlan, Resources, decide
-from mdf.partition.rules import Rule, p90, skew
-from mdf.partition.sample import Sample, draw_sample
 from mdf.plugins import Plugins, load_plugins
 from mdf.profiles import Modality
 from mdf.recipe import Recipe
@@ -139,7 +139,7 @@ def profile_sample(
     return profile, rules
 
 
-def plan_partitions(
+def plan_batches(
     reader: Reader,
     shards: list[Shard],
     recipe: Recipe,
@@ -150,7 +150,7 @@ def plan_partitions(
     measure: bool = False,
     seed: int = 0,
     batch_rows: int | None = None,
-) -> PartitionPlan:
+) -> BatchPlan:
     """Sample the input, optionally run the stages on the sample, and choose every size.
 
     :param available_bytes: memory to plan for (default: this machine's MemAvailable).
@@ -165,7 +165,7 @@ def plan_partitions(
     profile, notes = profile_sample(sample, shards, declared)
     measured = []
     if measure and sample.table is not None and sample.table.num_rows:
-        from mdf.partition.measure import measure_stages
+        from mdf.batching.measure import measure_stages
 
         measured = measure_stages(recipe, plugins, sample.table)
     return decide(
@@ -194,7 +194,7 @@ def resolve_auto(
     with a bound of its own in its parameters (Ray's ``executor.max_in_flight``) uses that one instead.
     """
     rows = recipe.executor.batch_rows
-    result = plan_partitions(
+    result = plan_batches(
         plan.reader,
         plan.shards,
         recipe,
@@ -204,5 +204,5 @@ def resolve_auto(
         seed=seed,
         batch_rows=rows if isinstance(rows, int) else None,
     )
-    plan.partition = result.to_json()  # the run report shows the choice and its rules
+    plan.batch_plan = result.to_json()  # the run report shows the choice and its rules
     return result.batch_rows, result.max_in_flight

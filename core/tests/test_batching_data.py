@@ -10,17 +10,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from mdf import Refiner, hookimpl
-from mdf.io.jsonl import JsonlReader
-from mdf.io.parquet import ParquetReader
-from mdf.partition.measure import measure_stages
-from mdf.partition.payload import (
+from mdf.batching.measure import measure_stages
+from mdf.batching.payload import (
     MediaFiles,
     column_row_bytes,
     referenced_file_bytes,
     row_payload_bytes,
     row_text_chars,
 )
-from mdf.partition.sample import draw_sample
+from mdf.batching.sample import draw_sample
+from mdf.io.jsonl import JsonlReader
+from mdf.io.parquet import ParquetReader
 from mdf.resolve import parse_recipe
 from mdf.testing import register_plugin
 
@@ -167,7 +167,7 @@ class _PathLoader:
 
 
 def test_files_count_as_row_bytes_only_where_an_operator_reads_paths(core_plugins, tmp_path):
-    from mdf.partition import plan_partitions
+    from mdf.batching import plan_batches
 
     register_plugin(core_plugins, _PathLoader(), "path-loader-tests")
     for i in range(20):
@@ -184,7 +184,7 @@ def test_files_count_as_row_bytes_only_where_an_operator_reads_paths(core_plugin
             plugins=core_plugins,
         )
         reader = ParquetReader(paths=[str(tmp_path / "refs.parquet")])
-        return plan_partitions(reader, reader.shards(), recipe, core_plugins, available_bytes=8 << 30, cores=2)
+        return plan_batches(reader, reader.shards(), recipe, core_plugins, available_bytes=8 << 30, cores=2)
 
     loaded, listed = plan("path_loader_refiner"), plan("noop_refiner")
     # relative paths resolve against the Parquet file's folder: 10,000 B of file + "fNN.bin" and its offset

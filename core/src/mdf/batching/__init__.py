@@ -1,14 +1,15 @@
-"""Partition (batch) size optimizer: size batches from the data itself, and say why.
+"""Batch-size optimizer (the seed's "partition size" rules; a partition there is a batch here): size batches
+from the data itself, and say why.
 
 Too-large batches run a worker out of memory on an image set; too-small ones drown the driver in scheduling.
 The rules are Data-Juicer's (modality multipliers, memory tiers, P90, safety margin, byte bounds, skew cut,
-minimum partitions, workers), applied to better evidence: a row's real Arrow payload bytes rather than
+minimum batches, workers), applied to better evidence: a row's real Arrow payload bytes rather than
 ``characters x 2``, rows drawn at random across all shards rather than the head of the data, and optionally
 the pipeline itself timed and weighed on the sample (``mdf plan --measure``).
 
 Pure Python over pyarrow and numpy; no Ray import. Entry points:
 
-* :func:`plan_partitions` - the whole plan (``mdf plan`` prints it).
+* :func:`plan_batches` - the whole plan (``mdf plan`` prints it).
 * :func:`resolve_auto` - ``(batch_rows, max_in_flight)`` for ``executor.batch_rows: auto`` in ``prepare()``.
 * :func:`decide` - the arithmetic alone, from a :class:`DataProfile` and :class:`Resources`.
 
@@ -19,23 +20,23 @@ sizes the batches and ``mdf plan`` names who declared it. Modalities and cost cl
 (:mod:`mdf.profiles`), so a plugin adds its own without editing core.
 """
 
-from mdf.partition.decide import DataProfile, OperatorCost, PartitionPlan, Resources, decide
-from mdf.partition.measure import StageCost, measure_stages
-from mdf.partition.payload import row_payload_bytes
-from mdf.partition.planner import (
+from mdf.batching.decide import BatchPlan, DataProfile, OperatorCost, Resources, decide
+from mdf.batching.measure import StageCost, measure_stages
+from mdf.batching.payload import row_payload_bytes
+from mdf.batching.planner import (
     declared_modality,
     operator_costs,
-    plan_partitions,
+    plan_batches,
     resolve_auto,
     system_resources,
 )
-from mdf.partition.rules import Rule
-from mdf.partition.sample import Sample, draw_sample
+from mdf.batching.rules import Rule
+from mdf.batching.sample import Sample, draw_sample
 
 __all__ = [
+    "BatchPlan",
     "DataProfile",
     "OperatorCost",
-    "PartitionPlan",
     "Resources",
     "Rule",
     "Sample",
@@ -45,7 +46,7 @@ __all__ = [
     "draw_sample",
     "measure_stages",
     "operator_costs",
-    "plan_partitions",
+    "plan_batches",
     "resolve_auto",
     "row_payload_bytes",
     "system_resources",

@@ -12,12 +12,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from mdf.batching import plan_batches, resolve_auto
+from mdf.batching.rules import GB, MB
 from mdf.cli import cli
 from mdf.demo_data import DemoSpec, write_dataset, write_image_dataset
 from mdf.errors import RecipeError
 from mdf.executor import prepare
-from mdf.partition import plan_partitions, resolve_auto
-from mdf.partition.rules import GB, MB
 from mdf.plugins import load_plugins
 from mdf.resolve import build_component, parse_recipe
 
@@ -47,7 +47,7 @@ def plan_for(paths: str, tmp_path, reader: dict | None = None, **kw):
     plugins = load_plugins()
     recipe = parse_recipe(recipe_dict(paths, str(tmp_path / "out"), reader), plugins=plugins)
     reader = build_component(plugins.readers, recipe.reader, "reader")
-    return plan_partitions(reader, reader.shards(), recipe, plugins, **kw)
+    return plan_batches(reader, reader.shards(), recipe, plugins, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -99,13 +99,13 @@ def test_plan_cli_json_and_table(text_glob, tmp_path):
     for key in ("modality", "rows_total", "rows_sampled", "p90_bytes", "seed_estimate_bytes", "skew", "tier_mb"):
         assert key in out
     assert out["tier_mb"] == 64 and out["cores"] == 4  # 20 GB: the 16-64 GB tier
-    # two 200-row files, each one batch: 2 partitions, fewer than int(4 x 0.75) = 3 workers, so 2
-    assert (out["partitions"], out["workers"], out["replicas"]) == (2, 2, {"pass": 2})
+    # two 200-row files, each one batch: 2 batches, fewer than int(4 x 0.75) = 3 workers, so 2
+    assert (out["batches"], out["workers"], out["replicas"]) == (2, 2, {"pass": 2})
     fired = [r["rule"] for r in out["rules"]]
     assert {"sampling", "modality", "row_memory", "complexity", "memory_tier", "target_rows", "workers"} <= set(fired)
     table = CliRunner().invoke(cli, ["plan", str(recipe), "--measure"])
     assert table.exit_code == 0, table.output
-    for choice in ("batch_rows", "partitions", "workers", "max_in_flight", "replicas", "measured pass"):
+    for choice in ("batch_rows", "batches", "workers", "max_in_flight", "replicas", "measured pass"):
         assert choice in table.output
 
 
@@ -127,7 +127,7 @@ def test_batch_rows_auto_in_a_recipe(text_glob, tmp_path, monkeypatch):
     skip; seen red now by making ``ExecutorSpec.batch_rows`` an ``int`` only: the parse raises and the test fails.
     Free memory is fixed for the test: ``prepare`` and the check each read it, and the batch size steps at 16 GiB
     free (3,830 rows below, 7,660 above, on this data), so a machine near that line could answer differently."""
-    import mdf.partition.planner as planner
+    import mdf.batching.planner as planner
 
     monkeypatch.setattr(planner, "available_memory_bytes", lambda: 8 * GB)
     recipe = parse_recipe(recipe_dict(text_glob, str(tmp_path / "out"), batch_rows="auto"))
@@ -184,7 +184,7 @@ def runs(image_glob, tmp_path_factory):
     rss, arrow = run(image_glob, "planned", plan.batch_rows)
     _, default_arrow = run(image_glob, "default", 8192)
     print(
-        f"\nbatch_rows {plan.batch_rows}, target {plan.partition_bytes / MB:.0f} MB: RSS {rss / MB:.0f} MB"
+        f"\nbatch_rows {plan.batch_rows}, target {plan.batch_bytes / MB:.0f} MB: RSS {rss / MB:.0f} MB"
         f" (baseline {base_rss / MB:.0f}), Arrow peak {arrow / MB:.1f} MB (baseline {base_arrow / MB:.1f});"
         f" with 8,192 rows Arrow peaks at {default_arrow / MB:.0f} MB"
     )
@@ -195,15 +195,15 @@ def runs(image_glob, tmp_path_factory):
 def test_a_run_with_the_planned_size_keeps_its_data_under_the_target(runs):
     """The memory batch sizing controls: Arrow's high-water mark (batches, reader buffers) above baseline.
 
-    It must stay under the plan's partition target with the planned size, and must not with mdf's default
+    It must stay under the plan's batch target with the planned size, and must not with mdf's default
     8,192 rows (whole files in flight): the check can tell the two apart.
     """
     plan, _, arrow_growth, default_growth = runs
-    assert arrow_growth <= plan.partition_bytes
-    assert default_growth > plan.partition_bytes
+    assert arrow_growth <= plan.batch_bytes
+    assert default_growth > plan.batch_bytes
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss units are Linux's")
 def test_a_run_with_the_planned_size_stays_under_the_target_rss(runs):
     plan, rss_growth, _, _ = runs
-    assert rss_growth <= plan.partition_bytes, f"RSS grew {rss_growth / MB:.0f} MB"
+    assert rss_growth <= plan.batch_bytes, f"RSS grew {rss_growth / MB:.0f} MB"
