@@ -1,10 +1,10 @@
 """Counts of committed shards, so ``metrics.json`` after ``--resume`` covers the whole run.
 
 A checkpoint lists the shards whose part files are committed; with it goes :func:`totals`, the counts of
-exactly those shards (rows read, kept, rejected, reasons, damaged files, per-operator counts). Inline runs one
-shard at a time, so at a commit its running counts *are* the committed counts. On Ray several shards are in
-flight at once, so :class:`ShardTally` keeps each shard's counts apart until its commit. A resumed run adds the
-restored totals to its own (:func:`restore`).
+exactly those shards (rows read, kept, rejected, reasons, damaged files, per-operator counts). Both executors
+have several shards in flight at once (inline: one per worker thread; Ray: one per loader and more), so
+:class:`ShardTally` keeps each shard's counts apart until its commit. A resumed run adds the restored totals to
+its own (:func:`restore`).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def restore(metrics: RunMetrics, saved: Totals) -> None:
 
 
 class ShardTally:
-    """Per-shard counts while shards are in flight (Ray); :meth:`commit` returns the committed totals so far."""
+    """Per-shard counts while shards are in flight; :meth:`commit` returns the committed totals so far."""
 
     def __init__(self) -> None:
         self.open: dict[str, Totals] = {}
