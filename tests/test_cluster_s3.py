@@ -155,9 +155,10 @@ def test_zz_a_worker_host_killed_mid_run_loses_no_row(
 ) -> None:
     """Every process of worker host w2 killed once a checkpoint naming a committed shard exists: the run either
     completes with the inline run's parts, or fails in one line and ``--resume`` (parts and state from S3)
-    completes it with exactly them. Last in the module (``zz``): the cluster is a host short afterwards. (Failed
-    on the code before the fix in mdf.executor.failures: the one line was 'unexpected AttributeError:
-    'ActorUnavailableError' object has no attribute 'function_name' ... please report it': seen.)"""
+    completes it with exactly them. Last in the module (``zz``): the cluster is a host short afterwards. (On the
+    code before the fix in mdf.executor.failures the one line read 'unexpected AttributeError:
+    'ActorUnavailableError' object has no attribute 'function_name' ... please report it': seen, and the check
+    for 'unexpected' was added then.)"""
     recipe = _recipe(tmp_path, w1, "killed", {"type": "ray", "address": cluster.address}, slow=True)
     proc = cluster.popen(str(BIN / "mdf"), "run", "-q", str(recipe), stderr=subprocess.PIPE, text=True)
     manifests = cluster.head.tmp / "mdf-cache"  # the driver's working folders, on the head's disk
