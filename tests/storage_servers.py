@@ -10,7 +10,8 @@
 * :class:`RangeServer` serves files read in place over plain HTTP with ``Range``/``HEAD`` support, the way
   ``https://data.commoncrawl.org/`` serves WARC files to fsspec's HTTP file system.
 
-All three bind to 127.0.0.1 only and keep a bounded thread pool (a daemon thread per connection, capped).
+All three bind to 127.0.0.1 (SeaweedS3: or the ``host`` given, inside a test's network namespace) and keep a
+bounded thread pool (a daemon thread per connection, capped).
 """
 
 from __future__ import annotations
@@ -82,9 +83,14 @@ class S3Endpoint:
 class SeaweedS3:
     """``weed server -s3`` in ``workdir``; :meth:`start` waits until a bucket can be created and listed."""
 
-    def __init__(self, workdir: Path, access_key: str = "mdftestkey", secret_key: str = "mdf-test-secret-0123456789"):
+    def __init__(self, workdir: Path, access_key: str = "mdftestkey", secret_key: str = "mdf-test-secret-0123456789",
+                 host: str = "127.0.0.1", prefix: tuple[str, ...] = ()):  # fmt: skip
+        """``host``: the address it binds and is reached at; ``prefix``: what the command runs under (``ip netns
+        exec NS`` for a namespace of :mod:`tests.netns_cluster`, where this process cannot reach it: the
+        readiness probe then runs under the prefix too, see :mod:`tests.s3_tool`)."""
         self.workdir = Path(workdir)
         self.access_key, self.secret_key = access_key, secret_key
+        self.host, self.prefix = host, tuple(prefix)
         self.proc: subprocess.Popen[bytes] | None = None
         self.endpoint: S3Endpoint | None = None
 
@@ -100,7 +106,7 @@ class SeaweedS3:
         config.write_text(json.dumps({"identities": [identity]}))
         master, volume, filer, s3 = free_ports(4)
         cmd = [
-            weed, "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+            *self.prefix, weed, "server", f"-dir={data}", f"-ip={self.host}", f"-ip.bind={self.host}",
             f"-master.port={master}", f"-volume.port={volume}", "-filer", f"-filer.port={filer}",
             "-s3", f"-s3.port={s3}", f"-s3.config={config}", "-volume.max=0", "-master.volumeSizeLimitMB=64",
             "-s3.port.iceberg=0", "-s3.port.lance=0",  # fixed default ports (8181, 9101): two servers would clash
@@ -108,23 +114,31 @@ class SeaweedS3:
         log = open(self.workdir / "weed.log", "wb")  # noqa: SIM115 - the child holds it
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         atexit.register(self.stop)  # a test session that dies early still stops its own server
-        self.endpoint = S3Endpoint(f"http://127.0.0.1:{s3}", self.access_key, self.secret_key)
+        self.endpoint = S3Endpoint(f"http://{self.host}:{s3}", self.access_key, self.secret_key)
         deadline = time.monotonic() + timeout_s
         last: Exception | None = None
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"weed exited {self.proc.returncode}; see {self.workdir / 'weed.log'}")
             try:
-                client = self.client()
-                client.create_bucket(Bucket="mdf-probe")
-                client.put_object(Bucket="mdf-probe", Key="probe", Body=b"ok")
-                if client.get_object(Bucket="mdf-probe", Key="probe")["Body"].read() == b"ok":
+                if self._probe():
                     return self.endpoint
             except Exception as exc:  # not up yet: connection refused, 500 while the volume server registers
                 last = exc
             time.sleep(0.5)
         self.stop()
         raise RuntimeError(f"SeaweedFS S3 not ready after {timeout_s:.0f} s: {last}")
+
+    def _probe(self) -> bool:
+        if self.prefix:  # another network namespace: ask from there
+            from tests.s3_tool import run_tool
+
+            run_tool(self.prefix, self.endpoint.env(), "probe")  # type: ignore[union-attr]
+            return True
+        client = self.client()
+        client.create_bucket(Bucket="mdf-probe")
+        client.put_object(Bucket="mdf-probe", Key="probe", Body=b"ok")
+        return client.get_object(Bucket="mdf-probe", Key="probe")["Body"].read() == b"ok"
 
     def client(self, endpoint_url: str | None = None):
         import boto3

@@ -2,8 +2,8 @@
 
 A head (GCS only, ``--num-cpus 0``) with the driver, and two one-CPU worker nodes pinned to a core each, in
 network namespaces on a bridge; the recipe names the head by the address ``ray start`` printed, with token
-authentication on. Input and output are on the file system the namespaces share (the S3 output is not wired
-yet: an ``s3://`` writer is refused with exit 2), read and written by the Ray actors on the worker hosts.
+authentication on. Input and output are on the file system the namespaces share, read and written by the Ray
+actors on the worker hosts (the same with the data on S3: tests/test_cluster_s3.py).
 
 What is checked, against an inline run of the same recipe on the same data:
 * both worker hosts did work (the stage replicas sit on two different nodes) and the part files are equal,

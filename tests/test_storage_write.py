@@ -229,22 +229,6 @@ def test_a_failed_run_leaves_nothing_but_mdf_and_says_failed(seaweed: SeaweedS3,
     assert not any(e["AWS_SECRET_ACCESS_KEY"].encode() in v for v in out.values())
 
 
-def test_an_s3_output_on_ray_is_refused_before_any_work(tmp_path: Path) -> None:
-    """Ray's writer actors write part files on their own machines, which the driver's mirror cannot upload:
-    refused with exit 2 in one line naming the key, before any work or any request (seen: with the check
-    removed, the run went on to S3 and failed on its lock object: 'Unable to locate credentials')."""
-    paths = inputs(tmp_path / "in", n=1, rows=100)
-    path = recipe(tmp_path, paths, "s3://nowhere-bucket/out", str(tmp_path / "rej"), [FILTER], "ray")
-    path.write_text(path.read_text().replace("type: inline", "type: ray").replace("workers: 2", "writers: 1"))
-    result = run_mdf("run", "-q", str(path), env={"AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9"})
-    assert result.returncode == 2, result.stderr
-    assert [x for x in result.stderr.splitlines() if x.strip()] == [
-        "error: writer.path: 's3://nowhere-bucket/out' is an s3:// output, which only the inline executor writes "
-        "so far; set executor.type: inline, or write to a local folder on Ray"
-    ]
-    assert not (tmp_path / "rej").exists()
-
-
 def test_an_s3_output_through_503s_and_resets_completes_with_the_clean_rows(
     seaweed: SeaweedS3, bucket: str, tmp_path: Path, make_proxy
 ) -> None:

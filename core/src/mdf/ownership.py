@@ -43,7 +43,7 @@ from mdf.errors import MdfError, RecipeError
 from mdf.fingerprint import Fingerprint
 from mdf.output_paths import check_inputs, output_dirs
 from mdf.output_paths import check_output_paths as check_output_paths  # re-exported: mdf.checks runs it
-from mdf.storage.output import check_remote_executor, register, remote_output
+from mdf.storage.output import register, remote_output
 from mdf.storage.urls import is_remote
 
 READY = "ready"
@@ -162,7 +162,6 @@ def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
     if resume and overwrite:
         raise RecipeError("--resume and --overwrite exclude each other; pick one")
     check_inputs(output_dirs(plan.recipe), [s.path for s in plan.shards])
-    check_remote_executor(plan, output_dirs(plan.recipe))
     fp = Fingerprint.of(plan)
     owned = OwnedRun(plan, [], fp, resumed=False)
     try:

@@ -28,6 +28,7 @@ from mdf.metrics import OperatorMetrics
 from mdf.plugins import load_plugins
 from mdf.recipe import ComponentSpec, StageSpec
 from mdf.resolve import build_component
+from mdf.storage.parts import PartUploads
 
 # payload passed from actor to actor: (kept rows, rejected pieces, per-operator metrics of this batch)
 Payload = tuple[pa.RecordBatch, list[pa.RecordBatch], list[OperatorMetrics]]
@@ -141,11 +142,16 @@ class ShardWriter:
     the part file has the rows in input order whatever happens upstream.
     """
 
-    def __init__(self, writer: ComponentSpec, rejected: ComponentSpec | None, storage: Any = None) -> None:
+    def __init__(
+        self, writer: ComponentSpec, rejected: ComponentSpec | None, storage: Any = None, targets: Any = None
+    ) -> None:
+        """``targets``: the ``s3://`` outputs' :class:`mdf.storage.parts.PartTarget` by role; their parts are
+        written in this node's own folder and uploaded to the run's staging prefix on commit."""
         _configure_storage(storage)
+        self.uploads = PartUploads(targets or {})
         writers = load_plugins().writers
-        w = build_component(writers, writer, "writer")
-        r = build_component(writers, rejected, "rejected") if rejected else None
+        w = build_component(writers, self.uploads.localize(writer, "writer"), "writer")
+        r = build_component(writers, self.uploads.localize(rejected, "rejected"), "rejected") if rejected else None
         self.outputs = Outputs(w, r)
         self._next: dict[str, int] = {}
         self._held: dict[str, dict[int, Payload]] = {}
@@ -178,10 +184,11 @@ class ShardWriter:
         if self._next.get(shard, 0) != batches:
             raise RuntimeError(f"shard {shard}: {self._next.get(shard, 0)} of {batches} batches written at commit")
         self._held.pop(shard, None)
-        return self.outputs.commit(shard)
+        return self.uploads.commit(self.outputs.commit(shard))
 
     def abort_all(self) -> None:
         self.outputs.close()
+        self.uploads.close()
 
     def stats(self) -> dict[str, Any]:
         return {"busy_s": self.busy_s, "cpu_s": time.process_time() - self.cpu0, "pid": os.getpid()}

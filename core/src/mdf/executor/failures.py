@@ -42,12 +42,15 @@ def local_error(exc: BaseException, output: str) -> BaseException:
     log = _log(exc, output)
     where = f" (remote traceback in {log})" if log else ""
     cause = getattr(exc, "cause", None)
+    if isinstance(exc, rex.RayTaskError) and isinstance(cause, rex.RayError):  # a node or actor lost under a task:
+        exc, cause = cause, None  # Ray's own error (its RayTaskError(ActorUnavailableError) has no function_name)
     if isinstance(exc, rex.RayTaskError) and isinstance(cause, MdfError):
         err = type(cause).__new__(type(cause))
         Exception.__init__(err, f"{cause}{where}")
         return err
     if isinstance(exc, rex.RayTaskError) and cause is not None:
-        return OperatorError(f"{exc.function_name} failed: {type(cause).__name__}: {cause}{where}")
+        name = getattr(exc, "function_name", None) or "a Ray task"
+        return OperatorError(f"{name} failed: {type(cause).__name__}: {cause}{where}")
     first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
     return OperatorError(f"Ray: {type(exc).__name__}: {first}{where}")
 

@@ -36,6 +36,7 @@ from mdf.executor.ray_metrics import RayMetrics, StageStats, WriterStats
 from mdf.executor.ray_params import RAY_PIP, RayParams
 from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics
 from mdf.state import Checkpoint, KeyState
+from mdf.storage.parts import targets
 from mdf.tally import ShardTally
 
 
@@ -195,7 +196,8 @@ class RayExecutor(Executor):
             stage_actors.append(group)
         rec = plan.recipe
         writer_cls = ray.remote(actors.ShardWriter).options(**io_opts)
-        writers = [writer_cls.remote(rec.writer, rec.rejected, store) for _ in range(n_writers)]
+        parts = targets({"writer": rec.writer, "rejected": rec.rejected})  # s3:// outputs: uploaded by the writers
+        writers = [writer_cls.remote(rec.writer, rec.rejected, store, parts) for _ in range(n_writers)]
         everyone = loaders + writers + [a for g in stage_actors for a in g]
         ready, pending = ray.wait(
             [a.__ray_ready__.remote() for a in everyone], num_returns=len(everyone), timeout=spec.placement_timeout_s

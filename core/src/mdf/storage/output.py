@@ -17,6 +17,10 @@ place of record:
   an older run's parts, the run's ``_mdf/`` files (``run.json``, ``metrics.json``, ``shards.json``, key-state
   snapshots), then ``_SUCCESS`` listing exactly the parts.
 
+On Ray the writer actors may run on other machines, which cannot see the driver's working folder: each writes
+its parts in a folder on its own node and uploads a shard's parts to the staging prefix before its commit
+returns (:mod:`mdf.storage.parts`); the driver mirrors only ``_mdf/``, so the manifest still comes last.
+
 Why not write part files straight to S3: the writers, ``--resume``, the schema pieces and the report all work on
 files, and a part upload needs the finished file anyway to be retried whole; one upload per committed part costs
 what a streamed upload would, and keeps one code path for local and S3 outputs.
@@ -283,10 +287,14 @@ def register(out: RemoteOutput) -> None:
         _MIRRORS[str(out.work)] = out
 
 
-def url_of(local: str) -> str | None:
+def mirror_of(local: str) -> RemoteOutput | None:
     """The S3 output a local working folder stands for (``None`` for a plain local output)."""
     with _GUARD:
-        out = _MIRRORS.get(str(Path(local).absolute()))
+        return _MIRRORS.get(str(Path(local).absolute()))
+
+
+def url_of(local: str) -> str | None:
+    out = mirror_of(local)
     return out.url if out else None
 
 
@@ -296,22 +304,6 @@ def sync_all() -> None:
         outs = sorted(_MIRRORS.values(), key=lambda o: o.role != "rejected")
     for out in outs:
         out.sync()
-
-
-def check_remote_executor(plan: Any, outputs: list[tuple[str, str]]) -> None:
-    """Exit 2 before any work for an s3:// output on Ray: its writer actors would write their part files on
-    their own machines, where this driver's mirror cannot see them (not built yet)."""
-    from mdf.errors import RecipeError
-    from mdf.resolve import choose_executor
-
-    remote = [(role, path) for role, path in outputs if urls.is_remote(path)]
-    if remote and choose_executor(plan.recipe.executor, plan.plugins)[0] != "inline":
-        role, path = remote[0]
-        raise RecipeError(
-            f"'{path}' is an s3:// output, which only the inline executor writes so far; set executor.type: "
-            "inline, or write to a local folder on Ray",
-            f"{role}.path",
-        )
 
 
 def remote_output(url: str, role: str, storage: Storage | None = None) -> RemoteOutput:

@@ -1,0 +1,102 @@
+"""Part files of an ``s3://`` output written by Ray's writer actors, on whichever node they run.
+
+The inline executor writes every part into the driver's working folder, and the driver's mirror
+(:func:`mdf.storage.output.sync_all`) uploads them at each checkpoint. A Ray writer actor may run on another
+machine, which cannot see that folder and whose files the driver cannot see either. So on Ray each writer
+actor writes its parts in a working folder of its own (on its own node, under its own
+:func:`~mdf.storage.output.cache_root`) and, in :meth:`PartUploads.commit`, uploads a shard's committed part
+files to the run's staging prefix itself before the commit returns; the driver learns of the commit only then,
+so the checkpoint manifest it mirrors next never names a shard whose parts are not on S3 yet. The driver keeps
+mirroring what it alone writes: ``_mdf/`` (run record, shard map, key-state snapshots, the manifest last).
+
+Why the writer uploads rather than ships the bytes to the driver: the parts would cross the cluster twice and
+pass through one process; an upload from the node that wrote the file is what the inline run does, per node.
+A part upload is retried whole by :meth:`mdf.storage.Storage.put_file` (multipart where large); after the last
+retry the commit fails, the run fails in one line naming the object, and ``--resume`` redoes the shard.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mdf import layout
+from mdf.io import rejected
+from mdf.storage import urls
+from mdf.storage.fs import Storage
+from mdf.storage.output import cache_root, mirror_of
+
+
+@dataclass(frozen=True)
+class PartTarget:
+    """One ``s3://`` output as a writer actor needs it: where its parts go and what its folder must hold."""
+
+    url: str
+    staging: str  # <output>/_mdf/staging/<run_id>/
+    run_id: str
+    storage: Storage  # pickled as its settings: the actor's node uses its own AWS chain and environment
+    schema: bytes | None = None  # <folder>/_mdf/rejected_schema.arrow, fixed by the driver before any data
+
+
+def targets(specs: dict[str, Any]) -> dict[str, PartTarget]:
+    """``{role: target}`` for the writer specs (by role: ``writer``, ``rejected``; ``None`` for none) whose
+    ``path`` is an ``s3://`` output's local working folder in this driver; the others write where they say."""
+    out = {}
+    for role, spec in specs.items():
+        local = spec.params.get("path") if spec is not None else None
+        remote = mirror_of(str(local)) if local else None
+        if remote is None:
+            continue
+        schema_file = layout.meta_dir(local) / rejected.FILE
+        schema = schema_file.read_bytes() if schema_file.exists() else None
+        out[role] = PartTarget(remote.url, remote.staging, remote.run_id, remote.storage, schema)
+    return out
+
+
+class PartUploads:
+    """A writer actor's side: a working folder per ``s3://`` output on this node, uploads on commit."""
+
+    def __init__(self, targets: dict[str, PartTarget]) -> None:
+        self.targets = targets
+        self.folders: dict[str, Path] = {}
+        for role, t in targets.items():
+            # "<key>-..." like the driver's folder: the next claim of this output on this node sweeps it
+            key = hashlib.sha256(t.url.encode()).hexdigest()[:12]
+            folder = cache_root() / f"{key}-{t.run_id}-{role}-{uuid.uuid4().hex[:8]}"
+            folder.mkdir(parents=True, exist_ok=True)
+            if t.schema is not None:
+                layout.meta_dir(folder).mkdir(exist_ok=True)
+                (layout.meta_dir(folder) / rejected.FILE).write_bytes(t.schema)
+            self.folders[role] = folder
+
+    def localize(self, spec: Any, role: str) -> Any:
+        """``spec`` writing into this node's working folder for ``role`` (unchanged for a local output)."""
+        folder = self.folders.get(role)
+        if spec is None or folder is None:
+            return spec
+        return type(spec).model_validate({"type": spec.type, **spec.params, "path": str(folder)})
+
+    def commit(self, paths: list[str]) -> list[str]:
+        """Upload the committed part files among ``paths`` to their staging prefix, then delete them here (the
+        node's disk holds one shard at a time); return the object URLs."""
+        done = []
+        for path in paths:
+            role = next((r for r, f in self.folders.items() if Path(path).parent == f), None)
+            if role is None:  # a local output's part: it stays where the writer put it
+                done.append(path)
+                continue
+            target = urls.join(self.targets[role].staging, os.path.basename(path))
+            self.targets[role].storage.put_file(path, target)
+            os.unlink(path)
+            done.append(target)
+        return done
+
+    def close(self) -> None:
+        """Remove the working folders (open shards' temp files; committed parts are on S3 already)."""
+        for folder in self.folders.values():
+            shutil.rmtree(folder, ignore_errors=True)
