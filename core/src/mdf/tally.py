@@ -77,9 +77,6 @@ class ShardTally:
             t["reader_reasons"][k] = t["reader_reasons"].get(k, 0) + v
         t["damaged"].extend(d.to_dict() for d in meta.get("damaged") or [])
 
-    def result(self, shard: str, result: dict[str, Any]) -> None:
-        self.add(shard, result["rows_written"], result["rows_rejected"], result["operators"])
-
     def add(self, shard: str, written: int, rejected: int, operators: list[OperatorMetrics]) -> None:
         """Rows a batch kept and rejected, and operator counters (a batch's on Ray, a whole shard's inline)."""
         t = self.open.setdefault(shard, empty())

@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from mdf.executor.base import Outputs, build_stage, run_chain
-from mdf.executor.batches import BatchRead, LoaderDone, ShardEnd, read_batch
+from mdf.executor.batches import BatchDone, BatchRead, LoaderDone, ShardEnd, read_batch
 from mdf.executor.failures import in_stage
 from mdf.executor.passes import attach_state
 from mdf.executor.threads import prefetch
@@ -158,7 +158,7 @@ class ShardWriter:
         self.busy_s = 0.0
         self.cpu0 = time.process_time()
 
-    def write(self, meta: BatchRead, payload: Payload) -> dict[str, Any]:
+    def write(self, meta: BatchRead, payload: Payload) -> BatchDone:
         start = time.perf_counter()
         shard, index = meta.shard, meta.index
         self._held.setdefault(shard, {})[index] = payload
@@ -173,12 +173,9 @@ class ShardWriter:
         self._next[shard] = expected
         self.busy_s += time.perf_counter() - start
         kept, rejected, op_metrics = payload
-        return {
-            "shard": shard,
-            "rows_written": kept.num_rows,
-            "rows_rejected": sum(r.num_rows for r in rejected),
-            "operators": op_metrics,
-        }
+        n_rejected = sum(r.num_rows for r in rejected)
+        by_reader = n_rejected - sum(m.rows_rejected for m in op_metrics)
+        return BatchDone(shard, kept.num_rows, n_rejected, by_reader, op_metrics)
 
     def commit(self, shard: str, batches: int) -> list[str]:
         if self._next.get(shard, 0) != batches:

@@ -221,7 +221,7 @@ def fuse_groups(stages: list[StageSpec], fuse: bool = True) -> list[list[int]]:
     return groups
 
 
-def plan_replicas(stages: list[StageSpec], available: dict[str, float], indices: list[int] | None = None) -> list[int]:
+def replica_counts(stages: list[StageSpec], available: dict[str, float], indices: list[int] | None = None) -> list[int]:
     """Replicas per stage: all ``min``s first (or a PlacementError), then round-robin up to ``max``.
     ``indices`` are the stages' places in the recipe, for the error message (default: their order)."""
     free = dict(available)

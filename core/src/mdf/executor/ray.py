@@ -27,10 +27,10 @@ from typing import Any
 from mdf.errors import MissingDependencyError
 from mdf.executor import actors
 from mdf.executor.api import Executor
-from mdf.executor.batches import BatchRead, LoaderDone, ShardEnd, count_read
+from mdf.executor.batches import BatchDone, BatchRead, LoaderDone, ShardEnd, count_done, count_read
 from mdf.executor.failures import local_error
 from mdf.executor.passes import run_passes
-from mdf.executor.placement import actor_options, cluster_address, connect, fuse_groups, plan_replicas
+from mdf.executor.placement import actor_options, cluster_address, connect, fuse_groups, replica_counts
 from mdf.executor.plan import Plan
 from mdf.executor.ray_metrics import RayMetrics, StageStats, WriterStats
 from mdf.executor.ray_params import RAY_PIP, RayParams
@@ -170,7 +170,7 @@ class RayExecutor(Executor):
         self._free_before = {k: v for k, v in available.items() if k in ("CPU", "GPU")}
         self.groups = fuse_groups(stages, spec.fuse_stages)
         heads = [g[0] for g in self.groups]  # a group's stages share resources and replicas
-        self.replicas = plan_replicas([stages[i] for i in heads], available, heads)
+        self.replicas = replica_counts([stages[i] for i in heads], available, heads)
         n_loaders = spec.loaders if spec.loaders != "auto" else max(1, min(len(plan.shards), 2))
         n_loaders = min(n_loaders, max(1, len(plan.shards)))
         n_writers = spec.writers if spec.writers != "auto" else n_loaders
@@ -261,17 +261,11 @@ class RayExecutor(Executor):
                         bytes_in_flight -= chain.nbytes
                         for actor in chain.replicas:
                             pipe.load[actor] -= 1
-                        result = ray.get(ref)
-                        tally.result(chain.shard, result)
-                        metrics.rows_written += result["rows_written"]
-                        metrics.rows_rejected += result["rows_rejected"]
-                        for k, m in enumerate(result["operators"]):
+                        done: BatchDone = ray.get(ref)
+                        for k, m in enumerate(done.operators):
                             op_totals.setdefault((k, m.name), OperatorMetrics(m.name, m.kind)).merge(m)
-                        metrics.observe(  # report: shard rows, per-operator counts over time
-                            chain.shard, result["rows_written"], result["rows_rejected"],
-                            result["rows_rejected"] - sum(m.rows_rejected for m in result["operators"]),
-                            [s.operators for s in self._stage_metrics(op_totals)],
-                        )  # fmt: skip
+                        # counts, the shard's tally and the report's timeline: as the inline shard loop does
+                        count_done(metrics, tally, done, [s.operators for s in self._stage_metrics(op_totals)])
                         written[chain.shard] += 1
                         if written[chain.shard] == expected.get(chain.shard):
                             owner = shard_owner[chain.shard]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
-
 from mdf.metrics import RunMetrics
 from mdf.run_stats import ExecutorMetrics
 
@@ -19,6 +17,8 @@ def executor_lines(m: RunMetrics) -> list[str]:
     try:
         return [str(line) for line in m.executor_metrics.run_lines()]
     except Exception as exc:
+        from rich.markup import escape  # here: the report imports this module, and needs no rich (~12 ms)
+
         return [f"[red]the {escape(m.executor)} executor's figures could not be shown: {escape(describe(exc))}[/]"]
 
 

@@ -39,14 +39,16 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mdf import layout
 from mdf.errors import MdfError
 from mdf.runlog import LOG
 from mdf.storage import publish, urls
-from mdf.storage.fs import Storage, default
-from mdf.storage.lock import S3Lock
+
+if TYPE_CHECKING:  # the S3 layer (pyarrow.fs, ssl: ~25 ms) is imported by an s3:// output only, not by every run
+    from mdf.storage.fs import Storage
+    from mdf.storage.lock import S3Lock
 
 _MIRRORS: dict[str, RemoteOutput] = {}  # local working folder -> its S3 output, for sync_all
 _GUARD = threading.Lock()
@@ -88,6 +90,8 @@ class RemoteOutput:
     # -- claiming ---------------------------------------------------------------------------------------------
     def claim(self, holder: dict[str, Any], fingerprint: str, changes: Any, resume: bool, overwrite: bool) -> Path:
         """Lock the prefix, decide this run's staging and mode, fill the working folder; returns the folder."""
+        from mdf.storage.lock import S3Lock
+
         self.lock = S3Lock(urls.join(self.url, layout.META, "lock"), holder, settings=self.storage.settings)
         self.lock.acquire()
         publish.roll_forward(self.storage, self.url)
@@ -307,4 +311,6 @@ def sync_all() -> None:
 
 
 def remote_output(url: str, role: str, storage: Storage | None = None) -> RemoteOutput:
+    from mdf.storage.fs import default
+
     return RemoteOutput(url.rstrip("/"), role, storage or default())

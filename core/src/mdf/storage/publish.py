@@ -27,11 +27,13 @@ from __future__ import annotations
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mdf import layout
 from mdf.storage import urls
-from mdf.storage.fs import Storage
+
+if TYPE_CHECKING:
+    from mdf.storage.fs import Storage
 
 SUCCESS = "_SUCCESS"
 INTENT = "publishing.json"
