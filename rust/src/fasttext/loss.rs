@@ -55,7 +55,7 @@ fn adjust_heap(h: &mut [(f32, i32)], value: (f32, i32)) {
         h[hole] = h[child];
         hole = child;
     }
-    if len % 2 == 0 && child == (len - 2) / 2 {
+    if len.is_multiple_of(2) && child == (len - 2) / 2 {
         child = 2 * (child + 1);
         h[hole] = h[child - 1];
         hole = child - 1;
@@ -151,7 +151,7 @@ impl Output {
         heap.clear();
         match self {
             Self::HierarchicalSoftmax(tree) => {
-                let osz = (tree.len() + 1) / 2;
+                let osz = tree.len().div_ceil(2);
                 dfs(tree, osz, wo, hidden, tree.len() - 1, 0.0, heap);
             }
             _ => {
