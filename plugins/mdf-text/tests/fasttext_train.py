@@ -26,7 +26,7 @@ def main(corpus: str, out: str) -> None:
     # 256 labels or more (fastText quantizes the output only with at least one row per centroid)
     fasttext.train_supervised(corpus, **{**opts, "loss": "hs"}).save_model(os.path.join(out, "hs.bin"))
     fasttext.train_supervised(corpus, **{**opts, "loss": "ova"}).save_model(os.path.join(out, "ova.bin"))
-    sub = fasttext.train_supervised(corpus, **{**opts, "minn": 2, "maxn": 4, "wordNgrams": 3})
+    sub = fasttext.train_supervised(corpus, **{**opts, "minn": 1, "maxn": 4, "wordNgrams": 3})
     sub.save_model(os.path.join(out, "subwords.bin"))
     sub.quantize(input=corpus, retrain=False, cutoff=500, dsub=2, qnorm=True)
     sub.save_model(os.path.join(out, "subwords-qnorm.ftz"))
