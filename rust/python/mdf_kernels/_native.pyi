@@ -34,6 +34,7 @@ __all__ = [
     "ENV_NUM_THREADS",
     "MAX_PIXELS",
     "DomainSet",
+    "FastTextModel",
     "KeySet",
     "KeySet128",
     "NearIndex",
