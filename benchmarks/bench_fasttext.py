@@ -10,13 +10,16 @@ articles in four languages (``mdf_text.demo_warc``) labelled ``hq`` and word sal
   whitespace-only, and a few of ``--long-chars`` characters): every label's probability from
   ``FastTextClassifier.refine`` vs the reference's ``model.predict(text.replace("\\n", " "), k=-1)`` (DCLM's
   preparation), within 1e-5, and the same top label, for the .bin and the .ftz.
-* One core: both pinned to the same core, best of ``--repeat`` in CPU seconds: mdf on record batches of 1,024
-  texts (preparation in Arrow, then fastText's C++ predict per text) vs the reference's predict loop.
+* One core: both pinned to the same core (the kernel pool then has one thread), best of ``--repeat`` in CPU
+  seconds: mdf on record batches of 1,024 texts (preparation in Arrow, then predict) vs the reference's predict
+  loop, for each engine: ``native`` (mdf-kernels' Rust predict, the default) and ``fasttext`` (fastText's C++
+  predict through its binding, one call per text).
 * Pipeline: ``mdf run`` (Parquet in and out, fasttext_classifier + score_filter) pinned to one core with 1 worker
   (inline) or 1 replica (Ray) vs two cores with 2, the run's wall time from metrics.json, best of 2.
 * Memory: RSS of a process before and after four operator instances in four threads score with the big model.
 
 Run: python benchmarks/bench_fasttext.py [--texts 10000] [--repeat 3] [--big-mb 1024] [--pipeline-rows 40000]
+     [--executors inline,ray] [--engines native,fasttext]
 """
 
 from __future__ import annotations
@@ -109,10 +112,12 @@ def pin_one_core() -> None:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 
 
-def mdf_scores(model: Path, texts: list[str], repeat: int) -> tuple[np.ndarray, list[str], list[str], float]:
+def mdf_scores(
+    model: Path, texts: list[str], repeat: int, engine: str
+) -> tuple[np.ndarray, list[str], list[str], float]:
     from mdf_text.ops.fasttext_classifier import FastTextClassifier
 
-    op = FastTextClassifier(model=str(model), top_label="top")
+    op = FastTextClassifier(model=str(model), top_label="top", engine=engine)
     op.ensure_setup()
     batches = [pa.RecordBatch.from_pydict({"text": texts[i : i + 1024]}) for i in range(0, len(texts), 1024)]
     out = [op.refine(b) for b in batches]
@@ -139,20 +144,30 @@ def compare(python: str, model: Path, texts: list[str], repeat: int, tag: str) -
     subprocess.run(cmd, check=True, env=REFERENCE_ENV)
     ref_probs = np.load(str(out) + ".npy")
     ref = json.loads(Path(str(out) + ".json").read_text())
-    probs, labels, top, cpu = mdf_scores(model, texts, repeat)
-    assert labels == ref["labels"], (labels, ref["labels"])
-    diff = float(np.max(np.abs(probs.astype(np.float64) - ref_probs)))
-    same_top = sum(a == b.removeprefix("__label__") for a, b in zip(top, ref["top"], strict=True))
-    ok = diff <= 1e-5 and same_top == len(texts)
-    print(
-        f"  {tag}: {len(texts):,} texts, max |p_mdf - p_ref| = {diff:.2e}, same top label {same_top:,}/{len(texts):,}"
-        f" -> {'equal' if ok else 'DIFFERENT'}"
-    )
-    print(
-        f"  {tag}: one core, mdf {len(texts) / cpu:,.0f} texts/s ({cpu:.3f} CPU s) vs reference predict loop "
-        f"{len(texts) / ref['cpu_s']:,.0f} texts/s ({ref['cpu_s']:.3f}) -> mdf / reference = {ref['cpu_s'] / cpu:.2f}x"
-        " (target >= 1.0x)"
-    )
+    for engine in engines():
+        probs, labels, top, cpu = mdf_scores(model, texts, repeat, engine)
+        assert labels == ref["labels"], (labels, ref["labels"])
+        diff = float(np.max(np.abs(probs.astype(np.float64) - ref_probs)))
+        same_top = sum(a == b.removeprefix("__label__") for a, b in zip(top, ref["top"], strict=True))
+        ok = diff <= 1e-5 and same_top == len(texts)
+        print(
+            f"  {tag} [{engine}]: {len(texts):,} texts, max |p_mdf - p_ref| = {diff:.2e}, same top label "
+            f"{same_top:,}/{len(texts):,} -> {'equal' if ok else 'DIFFERENT'}"
+        )
+        print(
+            f"  {tag} [{engine}]: one core, mdf {len(texts) / cpu:,.0f} texts/s ({cpu:.3f} CPU s) vs reference "
+            f"predict loop {len(texts) / ref['cpu_s']:,.0f} texts/s ({ref['cpu_s']:.3f}) -> mdf / reference = "
+            f"{ref['cpu_s'] / cpu:.2f}x (target >= 1.0x)"
+        )
+
+
+def engines() -> list[str]:
+    """The operator's engines this environment has: native (mdf-kernels' FastTextModel) and fastText's binding."""
+    from mdf import has_native_kernel
+
+    if os.environ.get("MDF_BENCH_ENGINES"):
+        return os.environ["MDF_BENCH_ENGINES"].split(",")
+    return [*(["native"] if has_native_kernel("FastTextModel") else []), "fasttext"]
 
 
 def rss_mb() -> float:
@@ -160,30 +175,30 @@ def rss_mb() -> float:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
 
 
-def memory(model: Path) -> None:
+def memory(model: Path, engine: str) -> None:
     """Run in a fresh process: RSS before, after one instance loads, after four threads score with their own."""
     from mdf_text.ops.fasttext_classifier import FastTextClassifier
 
     batch = pa.RecordBatch.from_pydict({"text": ["some words to score"] * 256})
     before = rss_mb()
-    first = FastTextClassifier(model=str(model))
+    first = FastTextClassifier(model=str(model), engine=engine)
     first.ensure_setup()
     first.refine(batch)
     one = rss_mb()
-    ops = [FastTextClassifier(model=str(model)) for _ in range(4)]
+    ops = [FastTextClassifier(model=str(model), engine=engine) for _ in range(4)]
     threads = [threading.Thread(target=lambda op=op: (op.ensure_setup(), op.refine(batch))) for op in ops]
     [t.start() for t in threads]
     [t.join() for t in threads]
     four = rss_mb()
     size = model.stat().st_size / 2**20
     print(
-        f"  model file {size:,.0f} MB; RSS {before:,.0f} MB before, {one:,.0f} MB with it loaded (+{one - before:,.0f}),"
+        f"  [{engine}] model file {size:,.0f} MB; RSS {before:,.0f} MB before, {one:,.0f} MB with it loaded (+{one - before:,.0f}),"
         f" {four:,.0f} MB after 4 more instances in 4 threads (+{four - one:,.0f}) -> "
         f"{'once per process' if four - one < 0.1 * size else 'NOT SHARED'}"
     )
 
 
-def pipeline(model: Path, rows: int, executor: str) -> None:
+def pipeline(model: Path, rows: int, executor: str, engine: str) -> None:
     """``mdf run`` on 1 core (1 worker or replica) vs 2 cores (2); the run's own wall time from metrics.json
     (start-up apart: Ray's takes seconds), best of 2."""
     src = DATA / f"pipeline-{rows}"
@@ -199,7 +214,7 @@ def pipeline(model: Path, rows: int, executor: str) -> None:
         stage = {
             "name": "score",
             "operators": [
-                {"fasttext_classifier": {"model": str(model), "labels": ["hq"]}},
+                {"fasttext_classifier": {"model": str(model), "labels": ["hq"], "engine": engine}},
                 {"score_filter": {"column": "fasttext_hq", "min": 0.5}},
             ],
         }
@@ -207,7 +222,7 @@ def pipeline(model: Path, rows: int, executor: str) -> None:
             stage["replicas"] = n
         best = float("inf")
         for attempt in range(2):
-            out = DATA / f"pipeline-out-{executor}-{n}-{attempt}"
+            out = DATA / f"pipeline-out-{executor}-{engine}-{n}-{attempt}"
             recipe = {
                 "reader": {"type": "parquet", "paths": [str(src)]},
                 "stages": [stage],
@@ -222,7 +237,7 @@ def pipeline(model: Path, rows: int, executor: str) -> None:
         times[n] = best
     unit = "worker" if executor == "inline" else "replica"
     print(
-        f"  pipeline ({executor}), {rows:,} texts in 8 files: 1 {unit} on 1 core {times[1]:.2f} s, 2 {unit}s on 2 "
+        f"  pipeline ({executor}, {engine}), {rows:,} texts in 8 files: 1 {unit} on 1 core {times[1]:.2f} s, 2 {unit}s on 2 "
         f"cores {times[2]:.2f} s -> 2 cores / 1 core = {times[1] / times[2]:.2f}x (target >= 1.8x)"
     )
 
@@ -235,10 +250,13 @@ def main() -> None:
     ap.add_argument("--big-mb", type=int, default=1024, help="size of the big model's input matrix")
     ap.add_argument("--pipeline-rows", type=int, default=40_000)
     ap.add_argument("--executors", default="inline,ray", help="pipeline runs: inline and/or ray")
+    ap.add_argument("--engines", default="", help="engines to measure (default: every one installed)")
     ap.add_argument("--memory-of", help=argparse.SUPPRESS)  # internal: the memory measure, in a fresh process
     args = ap.parse_args()
     if args.memory_of:
-        return memory(Path(args.memory_of))
+        return memory(Path(args.memory_of), args.engines)
+    if args.engines:
+        os.environ["MDF_BENCH_ENGINES"] = args.engines
     import fasttext_pybind
 
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; mdf's binding: {fasttext_pybind.__file__}")
@@ -250,9 +268,12 @@ def main() -> None:
     for tag in ("bin", "ftz"):
         compare(python, models[tag], texts, args.repeat, tag)
     os.sched_setaffinity(0, cores)
-    subprocess.run([sys.executable, __file__, "--memory-of", str(models["big"])], check=True)
+    for engine in engines():
+        cmd = [sys.executable, __file__, "--memory-of", str(models["big"]), "--engines", engine]
+        subprocess.run(cmd, check=True)
     for executor in filter(None, args.executors.split(",")):
-        pipeline(models["bin"], args.pipeline_rows, executor)
+        for engine in engines():
+            pipeline(models["bin"], args.pipeline_rows, executor, engine)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ pub mod arrays;
 pub mod columns;
 pub mod domains;
 pub mod error;
+pub mod fasttext;
 pub mod hash;
 pub mod html;
 pub mod image;
@@ -20,6 +21,7 @@ pub mod unionfind;
 pub mod url;
 
 mod py_arrow;
+mod py_fasttext;
 mod py_html;
 mod py_image;
 mod py_near;
@@ -293,6 +295,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_image::register(m)?;
     py_text::register(m)?;
     py_html::register(m)?;
+    py_fasttext::register(m)?;
     Ok(())
 }
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,57 +17,17 @@ import yaml
 
 pytest.importorskip("fasttext_pybind", reason='fasttext_classifier needs fastText: pip install "mdf-text[quality]"')
 
+from fasttext_helpers import WORDS, document, trained
+
+from mdf import has_native_kernel
 from mdf.testing import check_operator_contract, read_output, run_operator
 from mdf_text.ops.fasttext_classifier import FastTextClassifier
-from mdf_text.ops.fasttext_model import load
-
-# vocabularies as strings (one line each); document() splits them
-WORDS = {
-    "hq": "theorem proof lemma study result method analysis evidence sample measured hypothesis",
-    "cc": "buy click free casino deal now cheap offer win bonus subscribe",
-    "news": "minister said council vote election today report city police budget",
-}
-SHARED = "the a of and to in is it was for on with as 数据 данные 😀"
-
-
-def document(rng: random.Random, label: str, words: int = 30) -> str:
-    """Words drawn 3 in 5 from the label's vocabulary, else from the shared one (so scores are not all ~1)."""
-    vocab = (WORDS[label].split(), SHARED.split())
-    return " ".join(rng.choice(vocab[rng.random() >= 0.6]) for _ in range(words))
-
-
-def trainer() -> list[str]:
-    """How to run fasttext_train.py: in this environment if its ``fasttext`` can train (fasttext-wheel installed
-    here), else in an environment of uv's with fasttext-wheel 0.9.2 (from the package registry, cached)."""
-    try:
-        import fasttext
-
-        if hasattr(fasttext, "train_supervised"):
-            return [sys.executable]
-    except ImportError:
-        pass
-    uv = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
-    if uv is None:
-        pytest.fail("training the test models needs fasttext-wheel: pip install uv (or fasttext-wheel==0.9.2)")
-    isolated = ["--no-project", "--isolated", "--python", sys.executable]
-    return [uv, "run", *isolated, "--with", "fasttext-wheel==0.9.2", "python"]
-
-
-def train(tmp: Path) -> dict[str, Path]:
-    """Train (and quantize) small supervised models and an unsupervised one with fasttext-wheel."""
-    rng = random.Random(7)
-    corpus = tmp / "train.txt"
-    corpus.write_text("".join(f"__label__{lab} {document(rng, lab)}\n" for lab in [*WORDS] * 400), encoding="utf-8")
-    cmd = [*trainer(), str(Path(__file__).with_name("fasttext_train.py")), str(corpus), str(tmp)]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    (tmp / "notes.bin").write_bytes(b"not a model, just bytes\n" * 10)
-    return {"bin": tmp / "quality.bin", "ftz": tmp / "quality.ftz", "vectors": tmp / "vectors.bin"}
+from mdf_text.ops.fasttext_model import load, load_native
 
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> dict[str, Path]:
-    return train(tmp_path_factory.mktemp("fasttext"))
+    return trained(tmp_path_factory)
 
 
 def reference(path: Path, texts: list[str | None]) -> list[dict[str, float] | None]:
@@ -132,11 +91,14 @@ def test_binary_column_and_contract(models) -> None:
 
 def test_one_model_per_process_shared_by_instances(models) -> None:
     """Worker threads build their own operator instances; they share one loaded model (a 2 GB model costs 2 GB
-    per process, not per thread). Fails when setup loads its own copy: seen."""
-    a, b = FastTextClassifier(model=str(models["bin"])), FastTextClassifier(model=str(models["bin"]))
-    a.ensure_setup()
-    b.ensure_setup()
-    assert a._model is b._model is load(str(models["bin"]))
+    per process, not per thread), whichever engine loads it. Fails when setup loads its own copy: seen."""
+    for engine, loader in (("native", load_native), ("fasttext", load)):
+        if engine == "native" and not has_native_kernel("FastTextModel"):
+            continue
+        a, b = (FastTextClassifier(model=str(models["bin"]), engine=engine) for _ in range(2))
+        a.ensure_setup()
+        b.ensure_setup()
+        assert a._model is b._model is loader(str(models["bin"]))
 
 
 def mdf(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -34,6 +34,7 @@ __all__ = [
     "ENV_NUM_THREADS",
     "MAX_PIXELS",
     "DomainSet",
+    "FastTextModel",
     "KeySet",
     "KeySet128",
     "NearIndex",
@@ -487,3 +488,41 @@ def html_extract(
         extracting the page panicked (a bug; the message, and empty other fields); metadata fields are null when
         absent; the whole row is null where the page is null.
     """
+
+@final
+class FastTextModel:
+    """A supervised fastText model (fastText 0.9 ``.bin``, or quantized ``.ftz`` with or without ``qnorm``,
+    ``qout`` and a cut-off), memory-mapped and read once; share one per process between threads (it is
+    immutable, and ``predict`` keeps its state per call).
+
+    :param path: the model file. ``ValueError`` (message naming the path) for a missing file, a file that is
+        not a fastText model, an unsupervised (word-vector) model or a damaged one.
+    """
+
+    def __new__(cls, path: str) -> FastTextModel: ...
+    @property
+    def labels(self) -> list[str]:
+        """Label names as in the file (``__label__`` kept), in the model's label order."""
+    @property
+    def loss(self) -> str:
+        """The training loss: ``"softmax"``, ``"hs"``, ``"ova"`` or ``"ns"``."""
+    @property
+    def dim(self) -> int:
+        """Dimension of the word vectors."""
+    def predict(
+        self, lines: _ArrayLike, labels: list[int] | None = None
+    ) -> tuple[list[pa.FloatArray], pa.UInt32Array]:
+        """fastText's ``predict(line, k=-1, threshold=0.0)`` of every line, on the kernel pool without the GIL.
+
+        Each line is read as fastText reads a stream: tokens split on space, tab, CR, LF, VT, FF and NUL, a
+        newline is the token ``</s>`` and the line ends after the first one (give one line per row ending in
+        ``"\\n"``, as fastText's Python ``predict`` does); known words, character n-grams, word n-grams and the
+        output layer (softmax, hierarchical softmax, one-vs-all, negative sampling) as fastText computes them.
+
+        :param lines: string or binary column (bytes are taken as they are).
+        :param labels: indices into :attr:`labels` to return probabilities for (default: all, in order).
+        :returns: one float32 array per requested label (the probability ``exp(log(p + 1e-5))`` fastText
+            reports; 0 where it did not return the label: hierarchical softmax drops paths below 1e-5) and the
+            index of the most probable label (fastText's first prediction). Null where the line is null or has
+            no feature at all (fastText returns no prediction then).
+        """

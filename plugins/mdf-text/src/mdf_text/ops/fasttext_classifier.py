@@ -5,13 +5,20 @@ chooses the threshold without running the model again.
 The text is prepared the way such models are trained and applied: optionally lowercased, cut to its first
 ``max_chars`` characters, newlines replaced by spaces (fastText reads one line per prediction; a newline would
 end the text early). DCLM's recipe scores the whole text with newlines replaced and no lowercasing: the defaults
-here. The preparation is vectorised Arrow kernels; prediction is fastText's own C++ ``predict``, one call per
-text (about a microsecond of Python next to tens of microseconds of prediction: measured in
-benchmarks/bench_fasttext.py).
+here. The preparation is vectorised Arrow kernels.
 
-fastText's predict holds the GIL in both bindings (fasttext-predict 0.9.2.4 and fasttext-wheel 0.9.2: measured,
-a Python thread makes no progress during a long predict), so a worker's threads take turns on the model: more
-cores need more processes (Ray replicas: ``replicas: N`` on the stage), each loading the model once.
+Two engines predict, with the same scores (within 1e-5 of fastText's own, same top label: the tests and
+benchmarks/bench_fasttext.py check it on every loss and on quantized models):
+
+* ``native`` (default when mdf-kernels has ``FastTextModel``): fastText's predict re-implemented in Rust, the
+  model memory-mapped once per process, a batch scored on the kernel pool (``MDF_NUM_THREADS``) without the GIL,
+  so a worker's threads and cores all score at once. Measured (benchmarks/bench_fasttext.py, one core each):
+  3.1x fastText's own predict loop on a .bin, 1.7x on a quantized .ftz; a 1 GB model adds 12 MB of RSS to a
+  process (pages mapped as rows are used), 1,033 MB through the binding.
+* ``fasttext``: fastText's own C++ ``predict`` through its Python binding (``fasttext_pybind``, from
+  ``mdf-text[quality]``), one call per text. It holds the GIL for every call (fasttext-predict 0.9.2.4 and
+  fasttext-wheel 0.9.2: measured, a Python thread makes no progress during a long predict), so a worker's
+  threads take turns on the model: more cores need more processes (Ray replicas, ``replicas: N``).
 
 A null text cannot be scored: its row is rejected with the reason ``fasttext_classifier:null_text`` (rows in =
 kept + rejected). An empty text is scored like any other (fastText still sees its end-of-line token).
@@ -19,25 +26,26 @@ kept + rejected). An empty text is scored like any other (fastText still sees it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, ValidationInfo, field_validator
 
-from mdf import REASON, Params, Refiner
-from mdf_text.ops.fasttext_model import LABEL_PREFIX, ModelFileError, header, load
+from mdf import KERNELS, REASON, MissingDependencyError, Params, Refiner, has_native_kernel
+from mdf_text.ops.fasttext_model import LABEL_PREFIX, ModelFileError, header, load, load_native
 from mdf_text.ops.language import as_utf8
 
 _REQUIRES = {"fasttext_pybind": "mdf-text[quality]"}
+_NATIVE = "FastTextModel"
 
 
 class FastTextClassifier(Refiner):
     """Score texts with a supervised fastText model: a float32 `<prefix>_<label>` column per label (e.g. DCLM)."""
 
     name = "fasttext_classifier"
-    requires = _REQUIRES
+    requires: ClassVar[dict[str, str]] = _REQUIRES  # or the Rust kernels: see check_requirements
     cost_class = "model"  # a fastText prediction per text
     reads = {"column": "string|binary"}
 
@@ -56,6 +64,11 @@ class FastTextClassifier(Refiner):
         )
         lowercase: bool = Field(False, description="lowercase before scoring (for models trained on lowercased text)")
         top_label: str | None = Field(None, description="column for the most probable label (unset: none)")
+        engine: Literal["auto", "native", "fasttext"] = Field(
+            "auto",
+            description="native = mdf-kernels (Rust, no GIL, the batch on all kernel threads), fasttext = "
+            "fastText's C++ binding (one text at a time, holds the GIL); auto: native when installed",
+        )
 
         @field_validator("model")
         @classmethod
@@ -80,10 +93,30 @@ class FastTextClassifier(Refiner):
                 )
             return wanted
 
+    @classmethod
+    def check_requirements(cls) -> None:
+        """Either engine will do: the Rust kernels, or else fastText's binding (whose install is named)."""
+        if not has_native_kernel(_NATIVE):
+            super().check_requirements()
+
     def setup(self) -> None:
         p = self.params
         self._labels = tuple(p.labels or header(p.model).labels)
-        self._model = load(p.model)
+        native = p.engine == "native" or (p.engine == "auto" and has_native_kernel(_NATIVE))
+        if native and not has_native_kernel(_NATIVE):
+            raise MissingDependencyError(
+                f"fasttext_classifier engine 'native' needs mdf-kernels with {_NATIVE}: pip install "
+                f"{KERNELS['mdf_kernels']} (or pip install ./rust from the mdf repository)"
+            )
+        self._native_labels: pa.Array | None = None
+        if not native:
+            super(FastTextClassifier, type(self)).check_requirements()  # the binding's install, named
+            self._model = load(p.model)
+            return
+        self._model = load_native(p.model)
+        names = [label.removeprefix(LABEL_PREFIX) for label in self._model.labels]
+        self._native_labels = pa.array(names, pa.string())
+        self._label_index = [names.index(label) for label in self._labels]
 
     def output_columns(self) -> list[str]:
         """The score columns this operator writes, in label order."""
@@ -93,7 +126,12 @@ class FastTextClassifier(Refiner):
     def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         p = self.params
         text = batch.column(p.column)
-        scores, top = predict(self._model, prepare(text, p.max_chars, p.lowercase), self._labels)
+        lines = prepare(text, p.max_chars, p.lowercase)
+        if self._native_labels is not None:
+            scores, index = self._model.predict(lines, self._label_index)
+            top = self._native_labels.take(index)
+        else:
+            scores, top = predict(self._model, lines, self._labels)
         for name, column in zip(self.output_columns(), scores, strict=True):
             batch = _set(batch, name, column)
         if p.top_label:

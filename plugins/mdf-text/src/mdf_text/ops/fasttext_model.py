@@ -10,8 +10,9 @@ loading the model itself would read gigabytes.
 
 The loaded model is shared by every thread of a worker process (the inline executor's worker threads each build
 their own operator instances, and a Ray replica is one process): fastText's predict keeps its state per call,
-so one copy serves all of them, and a 2 GB model costs 2 GB per process, not per thread. fastText reads the
-whole file into memory (its format is not memory-mapped).
+so one copy serves all of them, and a 2 GB model costs 2 GB per process, not per thread. fastText's C++ reads
+the whole file into memory; mdf-kernels' ``FastTextModel`` (:func:`load_native`) memory-maps it and reads the
+dense matrices in place, so the processes of a machine share the file's pages too.
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ def _dictionary_labels(f: Any, size: int, path: str) -> list[str]:
 
 _HEADERS: dict[tuple[str, int, int], ModelHeader] = {}
 _LOADED: dict[tuple[str, int, int], Any] = {}
+_NATIVE: dict[tuple[str, int, int], Any] = {}
 _LOCK = threading.Lock()
 
 
@@ -137,4 +139,18 @@ def load(path: str) -> Any:
             model = fasttext_pybind.fasttext()
             model.loadModel(path)
             _LOADED[key] = model
+        return model
+
+
+def load_native(path: str) -> Any:
+    """The model loaded once per process by mdf-kernels (``mdf_kernels.FastTextModel``: Rust, memory-mapped,
+    predict without the GIL), shared by every thread like :func:`load`'s."""
+    import mdf_kernels
+
+    key = _key(path)
+    with _LOCK:
+        model = _NATIVE.get(key)
+        if model is None:
+            model = mdf_kernels.FastTextModel(path)
+            _NATIVE[key] = model
         return model
