@@ -87,8 +87,7 @@ class IndexedDedup:
             arrays = (*arrays, pa.DictionaryArray.from_arrays(pa.array(sel // k, pa.int32()), self._sources(batch)))
         ns = f"{self.namespace}/index"
         pieces = self.state.request(IndexState, ns, "visit", kv, arrays, conf)
-        codes = self.state.gather(pieces, np.full(len(kv), -1, dtype=np.int64))
-        hit = np.flatnonzero(codes >= 0)
+        hit = np.flatnonzero(self.state.gather(pieces, np.zeros(len(kv), dtype=bool)))
         if not len(hit):
             return hit_rows, pa.nulls(n, pa.string())
         row_of_hit = sel[hit] // k
@@ -96,8 +95,8 @@ class IndexedDedup:
         if not self.keep_rejected:
             return hit_rows, pa.nulls(n, pa.string())
         first_rows, first = np.unique(row_of_hit, return_index=True)  # each row's first key in the index
-        ask_keys, ask_codes = kv[hit[first]], codes[hit[first]]
-        pieces = self.state.request(IndexState, ns, "source_of", ask_keys, (ask_keys, ask_codes), conf)
+        ask_keys = kv[hit[first]]
+        pieces = self.state.request(IndexState, ns, "source_of", ask_keys, (ask_keys,), conf)
         found = _in_order(pieces, len(ask_keys))
         at = np.zeros(n, dtype=np.int64)
         at[first_rows] = np.arange(len(first_rows))

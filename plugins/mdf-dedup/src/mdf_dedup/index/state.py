@@ -75,25 +75,27 @@ class IndexState(StateType):
         return self.loaded
 
     def visit(self, keys: np.ndarray, claimed: np.ndarray, *rest: Any) -> np.ndarray:
-        """Per key, where the index holds it (``>= 0``) or -1; in ``update`` mode (``rest`` = sources, conf)
-        remember the claimed keys it lacks."""
+        """Per key, whether the index holds it; in ``update`` mode (``rest`` = sources, conf) remember the
+        claimed keys it lacks."""
         conf = rest[-1]
-        codes = self._index(keys, conf).contains(keys)
+        held = self._index(keys, conf).contains(keys)
         if conf["mode"] == "update":
-            add = np.flatnonzero(claimed & (codes < 0))
+            add = np.flatnonzero(claimed & ~held)
             if len(add):
                 self.pending.append((keys[add], rest[0].take(pa.array(add))))
-        return codes
+        return held
 
-    def source_of(self, keys: np.ndarray, codes: np.ndarray, conf: dict[str, Any]) -> pa.Array:
-        """The source id of the earlier row behind each hit."""
-        return self._index(keys, conf).sources(codes)
+    def source_of(self, keys: np.ndarray, conf: dict[str, Any]) -> pa.Array:
+        """The source id of the earlier row behind each key (every one a hit of :meth:`visit`)."""
+        loaded = self._index(keys, conf)
+        return loaded.sources(loaded.locate(keys))
 
     def stats(self) -> tuple[int, int]:
-        """Keys loaded from the index (memory-mapped, 8 bytes each) plus the keys this run will add."""
+        """Keys loaded from the index (the key set in memory, ~16 bytes each) plus the keys this run will add."""
         loaded = self.loaded.parts if self.loaded is not None else []
         n = sum(len(k) for k, _ in self.pending) + sum(len(k) for k, _, _, _ in loaded)
-        return n, sum(k.nbytes + s.nbytes for k, s in self.pending) + sum(k.nbytes for k, _, _, _ in loaded)
+        held = self.loaded.memory_bytes() if self.loaded is not None else 0
+        return n, sum(k.nbytes + s.nbytes for k, s in self.pending) + held
 
     def finish(self, run: dict[str, Any]) -> Any:
         conf = self.conf
