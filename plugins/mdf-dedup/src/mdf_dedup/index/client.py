@@ -85,14 +85,15 @@ class IndexedDedup:
         arrays: tuple[Any, ...] = (kv, claimed[sel])
         if p.index_mode == "update":  # each key's row source id, as indices into the batch's (no string copied)
             arrays = (*arrays, pa.DictionaryArray.from_arrays(pa.array(sel // k, pa.int32()), self._sources(batch)))
-        ns = f"{self.namespace}/index"
+        bloom = conf["settings"].get("index_kind") == "bloom"
+        ns = f"{self.namespace}/{'bloom_index' if bloom else 'index'}"  # the report's key state says which ran
         pieces = self.state.request(IndexState, ns, "visit", kv, arrays, conf)
         hit = np.flatnonzero(self.state.gather(pieces, np.zeros(len(kv), dtype=bool)))
         if not len(hit):
             return hit_rows, pa.nulls(n, pa.string())
         row_of_hit = sel[hit] // k
         hit_rows[row_of_hit] = True
-        if not self.keep_rejected:
+        if not self.keep_rejected or bloom:  # a Bloom filter keeps no source ids
             return hit_rows, pa.nulls(n, pa.string())
         first_rows, first = np.unique(row_of_hit, return_index=True)  # each row's first key in the index
         ask_keys = kv[hit[first]]
