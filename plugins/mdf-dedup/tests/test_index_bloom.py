@@ -111,7 +111,8 @@ def test_bad_bloom_settings_exit_2_in_one_line(tmp_path, capsys, params, message
 
 def test_kind_mismatch_and_compact_refused(tmp_path, capsys):
     """An exact index read as bloom (and back) exits 2 naming the kinds; ``mdf index compact`` of a bloom index
-    refuses in one line."""
+    refuses. Fails with the settings only compared key by key ("made with false_positive_rate=None", not the
+    kinds: seen)."""
     glob = write_corpus(tmp_path / "in", exact_corpus(400, seed=4), files=1)
     exact_index, bloom_index = str(tmp_path / "exact"), str(tmp_path / "bloom")
     run(tmp_path, glob, {"exact_dedup": {"index": exact_index, "index_mode": "update"}}, "e")
