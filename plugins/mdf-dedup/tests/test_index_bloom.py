@@ -66,6 +66,28 @@ def test_split_rejects_every_earlier_copy(tmp_path):
     assert any(ns.endswith("/bloom_index") for ns in key_state), key_state  # which kind ran, in the report
 
 
+@pytest.mark.usefixtures("local_ray")
+def test_split_on_ray_rejects_every_earlier_copy(tmp_path):
+    """On Ray (2 bucket actors each loading their filters), A (update, bloom) then B (read, bloom) keep the texts
+    one inline run over A + B keeps, but for false positives (at most a few at 0.001); every text of A that B
+    holds is rejected by the index."""
+    pytest.importorskip("ray")
+    ray = {"type": "ray", "batch_rows": 250}
+    table = exact_corpus(2000, seed=43)
+    globs = split(tmp_path, table)
+    index = str(tmp_path / "index")
+    one, _, _ = run(tmp_path, globs["ab"], {"exact_dedup": {}}, "one")
+    kept_a, _, _ = run(tmp_path, globs["a"], bloom_op(index, "update"), "a", ray, buckets=2)
+    kept_b, rej_b, _ = run(tmp_path, globs["b"], bloom_op(index), "b", ray, buckets=2)
+    texts = kept_a.column("text").to_pylist() + kept_b.column("text").to_pylist()
+    assert len(texts) == len(set(texts)) and set(texts) <= set(one.column("text").to_pylist())
+    assert one.num_rows - len(texts) <= 3
+    by_index = rej_b.filter(pc.equal(rej_b.column("_reason"), "exact_dedup:duplicate_of_index"))
+    assert set(kept_a.column("text").to_pylist()) & set(table.slice(1000).column("text").to_pylist()) <= set(
+        by_index.column("text").to_pylist()
+    )
+
+
 def test_run_rate_on_new_rows_is_the_stated_rate(tmp_path):
     """Crawl B shares no text with A: the share of B's rows rejected as duplicate_of_index is the false-positive
     rate of A's filters (4 binomial standard deviations; ~20 K rows at 0.01), and ``mdf index info`` states the
