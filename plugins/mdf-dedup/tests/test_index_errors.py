@@ -197,3 +197,27 @@ except IndexBusy as exc:
 else:
     print("ok")
 """
+
+
+@pytest.mark.usefixtures("local_ray")
+def test_damaged_generation_on_ray_is_one_line(tmp_path, built, capsys):
+    """On Ray a bucket actor finds the damaged generation: the user reads the actor's error itself in one line,
+    and the run's log keeps the actor's traceback. Fails with the actor's RayTaskError passed on (the one
+    'line' held the whole remote traceback: 'ray::StateBucket.call() (pid=..., ...) File ".../store.py" ...'):
+    seen."""
+    pytest.importorskip("ray")
+    index, glob_b = built
+    files = IndexFiles(index)
+    gen = read_manifest(files)["generations"][0]
+    keys_file = files.path(gen_files(gen, gen["files"][0]["bucket"])[0])
+    os.truncate(keys_file, os.path.getsize(keys_file) // 2)
+    spec = recipe(tmp_path, glob_b, {"exact_dedup": {"index": index}}, {"type": "ray", "batch_rows": 200}, "b")
+    path = tmp_path / "b.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["run", str(path), "-q"])
+    err = capsys.readouterr().err.strip()
+    assert exited.value.code == 1 and keys_file in err and "truncated" in err, err
+    assert len(err.splitlines()) == 1 and "ray::" not in err and "Traceback" not in err and "\\n" not in err, err
+    assert "StateBucket.call" in (tmp_path / "b" / "out" / "_mdf" / "run.log").read_text()

@@ -26,6 +26,10 @@ class NoIndex(Exception):
     """There is no index (no manifest) at the path; the message says where."""
 
 
+class NotCompactable(NoIndex):
+    """A Bloom index: its filters keep no keys to merge (a :class:`NoIndex`, so the CLI shows it as one line)."""
+
+
 def _manifest(files: IndexFiles) -> dict[str, Any]:
     return _manifest_tagged(files)[0]
 
@@ -48,6 +52,7 @@ def info(path: str) -> dict[str, Any]:
     return {
         "path": files.root,
         "operator": manifest["operator"],
+        "kind": manifest["settings"].get("index_kind", "exact"),
         "mdf_version": manifest["mdf_version"],
         "format": manifest["format"],
         "settings": manifest["settings"],
@@ -76,6 +81,9 @@ def compact(path: str, buckets: int | None = None) -> dict[str, Any]:
     """Merge every generation into one of ``buckets`` files (default: the most any generation has)."""
     files = open_files(path)
     manifest = _manifest(files)
+    if manifest["settings"].get("index_kind") == "bloom":
+        raise NotCompactable(f"index {files.root} is a Bloom index: its filters keep no keys to merge, so its "
+                             "generations stay as they are")  # fmt: skip
     old = manifest["generations"]
     if len(old) <= 1 and (buckets is None or (old and old[0]["buckets"] == buckets)):
         return {"generations_before": len(old), "generations_after": len(old), "keys": sum(g["keys"] for g in old)}

@@ -16,7 +16,7 @@ import pyarrow as pa
 from pydantic import Field, model_validator
 
 import mdf.storage
-from mdf import DedupParams, RecipeError
+from mdf import DedupParams, MdfError, RecipeError
 from mdf_dedup.index import manifest as mf
 from mdf_dedup.index.files import index_root, open_files
 from mdf_dedup.index.state import IndexState
@@ -85,19 +85,19 @@ class IndexedDedup:
         arrays: tuple[Any, ...] = (kv, claimed[sel])
         if p.index_mode == "update":  # each key's row source id, as indices into the batch's (no string copied)
             arrays = (*arrays, pa.DictionaryArray.from_arrays(pa.array(sel // k, pa.int32()), self._sources(batch)))
-        ns = f"{self.namespace}/index"
-        pieces = self.state.request(IndexState, ns, "visit", kv, arrays, conf)
-        codes = self.state.gather(pieces, np.full(len(kv), -1, dtype=np.int64))
-        hit = np.flatnonzero(codes >= 0)
+        bloom = conf["settings"].get("index_kind") == "bloom"
+        ns = f"{self.namespace}/{'bloom_index' if bloom else 'index'}"  # the report's key state says which ran
+        pieces = _asked(self.state, ns, "visit", kv, arrays, conf)
+        hit = np.flatnonzero(self.state.gather(pieces, np.zeros(len(kv), dtype=bool)))
         if not len(hit):
             return hit_rows, pa.nulls(n, pa.string())
         row_of_hit = sel[hit] // k
         hit_rows[row_of_hit] = True
-        if not self.keep_rejected:
+        if not self.keep_rejected or bloom:  # a Bloom filter keeps no source ids
             return hit_rows, pa.nulls(n, pa.string())
         first_rows, first = np.unique(row_of_hit, return_index=True)  # each row's first key in the index
-        ask_keys, ask_codes = kv[hit[first]], codes[hit[first]]
-        pieces = self.state.request(IndexState, ns, "source_of", ask_keys, (ask_keys, ask_codes), conf)
+        ask_keys = kv[hit[first]]
+        pieces = _asked(self.state, ns, "source_of", ask_keys, (ask_keys,), conf)
         found = _in_order(pieces, len(ask_keys))
         at = np.zeros(n, dtype=np.int64)
         at[first_rows] = np.arange(len(first_rows))
@@ -133,6 +133,20 @@ class IndexedDedup:
         holder = mf.read_lock(files) if p.index_mode == "update" else None
         if holder is not None and holder.get("pid") != os.getpid() and mf.holder_alive(holder):
             raise RecipeError(mf.describe(files, holder), f"{path}.index")
+
+
+def _asked(state: Any, namespace: str, method: str, route: np.ndarray, arrays: tuple[Any, ...], conf: Any) -> Any:
+    """An :class:`IndexState` request; an error a Ray bucket actor raised (a damaged generation, a
+    :class:`mdf.storage.StorageError` of the index's object store) comes out as that error itself. Ray wraps it
+    in a ``RayTaskError`` whose text is the actor's whole traceback, and the run's one-line error repeated it;
+    the wrapper stays the ``__cause__``, so the run's log still has the traceback."""
+    try:
+        return state.request(IndexState, namespace, method, route, arrays, conf)
+    except Exception as exc:
+        cause = getattr(exc, "cause", None)  # ray.exceptions.RayTaskError.cause: what the actor raised
+        if isinstance(cause, MdfError) and cause is not exc:
+            raise cause from exc
+        raise
 
 
 def _in_order(pieces: list[tuple[np.ndarray, pa.Array]], n: int) -> pa.Array:

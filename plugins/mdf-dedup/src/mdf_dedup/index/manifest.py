@@ -77,6 +77,9 @@ def difference(manifest: dict[str, Any], operator: str, settings: dict[str, Any]
     if manifest.get("operator") != operator:
         return f"made by {manifest.get('operator')}, not {operator}"
     theirs = manifest.get("settings", {})
+    kinds = theirs.get("index_kind", "exact"), settings.get("index_kind", "exact")
+    if kinds[0] != kinds[1]:  # before the settings only one kind has (a bloom index's false_positive_rate)
+        return f"made as index_kind: {kinds[0]}, this operator has index_kind: {kinds[1]}"
     for key in sorted(set(theirs) | set(settings)):
         if theirs.get(key) != settings.get(key):
             return f"made with {key}={theirs.get(key)!r}, this operator has {key}={settings.get(key)!r}"

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from mdf import OperatorError, StateType
 from mdf_dedup.index import manifest as mf
+from mdf_dedup.index.bloom import LoadedBloom, write_bloom
 from mdf_dedup.index.files import open_files
 from mdf_dedup.index.store import LoadedIndex, write_bucket
 
@@ -38,7 +39,7 @@ class IndexState(StateType):
     def __init__(self) -> None:
         self.conf: dict[str, Any] | None = None
         self.bucket = 0
-        self.loaded: LoadedIndex | None = None
+        self.loaded: LoadedIndex | LoadedBloom | None = None
         self.pending: list[tuple[np.ndarray, pa.Array]] = []  # keys, their source ids
         self.storage: Any = None  # the recipe's storage: settings (object storage), never snapshotted
 
@@ -52,7 +53,7 @@ class IndexState(StateType):
         assert self.conf is not None
         return open_files(self.conf["path"], self.storage)
 
-    def _index(self, keys: np.ndarray, conf: dict[str, Any]) -> LoadedIndex:
+    def _index(self, keys: np.ndarray, conf: dict[str, Any]) -> LoadedIndex | LoadedBloom:
         if self.loaded is None:
             self.conf = {k: v for k, v in conf.items() if k != "storage"}
             self.storage = conf.get("storage")
@@ -71,29 +72,33 @@ class IndexState(StateType):
                     from mdf_dedup.index.objects import release_held
 
                     weakref.finalize(self, release_held, files.root, dict(conf["run"]))
-            self.loaded = LoadedIndex(files, manifest, self.bucket, conf["buckets"], conf["run"])
+            kind = LoadedBloom if conf["settings"].get("index_kind") == "bloom" else LoadedIndex
+            self.loaded = kind(files, manifest, self.bucket, conf["buckets"], conf["run"])
         return self.loaded
 
     def visit(self, keys: np.ndarray, claimed: np.ndarray, *rest: Any) -> np.ndarray:
-        """Per key, where the index holds it (``>= 0``) or -1; in ``update`` mode (``rest`` = sources, conf)
-        remember the claimed keys it lacks."""
+        """Per key, whether the index holds it; in ``update`` mode (``rest`` = sources, conf) remember the
+        claimed keys it lacks."""
         conf = rest[-1]
-        codes = self._index(keys, conf).contains(keys)
+        held = self._index(keys, conf).contains(keys)
         if conf["mode"] == "update":
-            add = np.flatnonzero(claimed & (codes < 0))
+            add = np.flatnonzero(claimed & ~held)
             if len(add):
                 self.pending.append((keys[add], rest[0].take(pa.array(add))))
-        return codes
+        return held
 
-    def source_of(self, keys: np.ndarray, codes: np.ndarray, conf: dict[str, Any]) -> pa.Array:
-        """The source id of the earlier row behind each hit."""
-        return self._index(keys, conf).sources(codes)
+    def source_of(self, keys: np.ndarray, conf: dict[str, Any]) -> pa.Array:
+        """The source id of the earlier row behind each key (every one a hit of :meth:`visit`)."""
+        loaded = self._index(keys, conf)
+        assert isinstance(loaded, LoadedIndex)  # a Bloom index keeps no source ids: the client does not ask
+        return loaded.sources(loaded.locate(keys))
 
     def stats(self) -> tuple[int, int]:
-        """Keys loaded from the index (memory-mapped, 8 bytes each) plus the keys this run will add."""
-        loaded = self.loaded.parts if self.loaded is not None else []
-        n = sum(len(k) for k, _ in self.pending) + sum(len(k) for k, _, _, _ in loaded)
-        return n, sum(k.nbytes + s.nbytes for k, s in self.pending) + sum(k.nbytes for k, _, _, _ in loaded)
+        """Keys loaded from the index (exact: the key set in memory, ~16 bytes each; bloom: the filters' bytes)
+        plus the keys this run will add."""
+        n = sum(len(k) for k, _ in self.pending) + (len(self.loaded) if self.loaded is not None else 0)
+        held = self.loaded.memory_bytes() if self.loaded is not None else 0
+        return n, sum(k.nbytes + s.nbytes for k, s in self.pending) + held
 
     def finish(self, run: dict[str, Any]) -> Any:
         conf = self.conf
@@ -111,7 +116,10 @@ class IndexState(StateType):
         keys = keys[order]
         first = np.ones(len(keys), dtype=bool)
         first[1:] = keys[1:] != keys[:-1]
-        entry = write_bucket(files, gen, self.bucket, keys[first], self._decoded(order[first]))
+        if conf["settings"].get("index_kind") == "bloom":
+            entry = write_bloom(files, gen, self.bucket, keys[first], conf["settings"]["false_positive_rate"])
+        else:
+            entry = write_bucket(files, gen, self.bucket, keys[first], self._decoded(order[first]))
         return {"conf": conf, "gen": gen, "entry": entry}
 
     def _decoded(self, pick: np.ndarray) -> pa.Array:
