@@ -12,6 +12,7 @@ from typing import Any
 from mdf import __version__
 from mdf.recipe import Recipe
 from mdf.run_stats import ClusterInfo, Machine, RunContext
+from mdf.storage.urls import is_remote
 
 
 def machine() -> Machine:
@@ -44,9 +45,14 @@ def run_context(recipe: Recipe, batch_plan: dict[str, Any] | None, batch_rows: i
     rejected = recipe.rejected
     return RunContext(
         recipe=recipe.model_dump(mode="json"),
-        rejected_path=os.path.abspath(str(rejected.params["path"])) if rejected and "path" in rejected.params else None,
+        rejected_path=_where(str(rejected.params["path"])) if rejected and "path" in rejected.params else None,
         rejected_format=rejected.type if rejected else None,
         machine=machine(),
         batch_rows=batch_rows,
         batch_plan=batch_plan,
     )
+
+
+def _where(path: str) -> str:
+    """An ``s3://`` (or other URL) rejected output as written; a local one made absolute."""
+    return path if is_remote(path) else os.path.abspath(path)
