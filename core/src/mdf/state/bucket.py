@@ -168,6 +168,12 @@ class StateBucket:
     # -- persistence and stats ------------------------------------------------------------------------------
     def snapshot(self, path: str, completed: list[str]) -> int:
         """Forget ``completed`` shards, then write the bucket to ``path`` atomically; return bytes written."""
+        write_atomically(path, self.dump(completed))
+        return os.path.getsize(path)
+
+    def dump(self, completed: list[str]) -> bytes:
+        """Forget ``completed`` shards, then the bucket as bytes: what a bucket actor sends the driver, which
+        writes the snapshot file (an actor on another machine cannot see the driver's folders)."""
         self.forget_shards(completed)
         state = {
             "index": self.index,
@@ -175,15 +181,15 @@ class StateBucket:
             "custom": self.custom,
             "memos": {ns: {s: m.bits for s, m in memos.items()} for ns, memos in self.memos.items()},
         }
-        tmp = f"{path}.tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump(state, f, protocol=5)
-        os.replace(tmp, path)
-        return os.path.getsize(path)
+        return pickle.dumps(state, protocol=5)
 
     def restore(self, path: str) -> None:
         with open(path, "rb") as f:
-            state = pickle.load(f)  # our own file, written by snapshot() above
+            self.load(f.read())
+
+    def load(self, blob: bytes) -> None:
+        """The bucket as :meth:`dump` gave it (a snapshot file's bytes, read by the driver on Ray)."""
+        state = pickle.loads(blob)  # our own bytes, written by dump() above
         self.index = state["index"]
         self.sets = state["sets"]
         self.custom = state.get("custom", {})
@@ -203,3 +209,10 @@ class StateBucket:
             items, nbytes = state.stats()
             out[ns] = {"keys": int(items), "bytes": int(nbytes)}
         return out
+
+
+def write_atomically(path: str, blob: bytes) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(blob)
+    os.replace(tmp, path)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from mdf.state.bucket import StateBucket
+from mdf.state.bucket import StateBucket, write_atomically
 from mdf.state.cluster import components
 from mdf.state.types import StateType
 
@@ -183,14 +183,30 @@ class KeyState:
         self._broadcast("forget_shards", shards)
 
     def snapshot(self, directory: str, generation: int, completed: list[str]) -> list[str]:
+        """One file per bucket in ``directory`` (the driver's). Bucket actors send their bytes, one bucket at a
+        time, and the driver writes them: an actor on another machine writing the driver's path would write
+        its own machine's disk, and the checkpoint (and its S3 mirror) would name files that are not there."""
         paths = [os.path.join(directory, f"bucket-{i}.{generation}.pkl") for i in range(len(self.buckets))]
-        self._call([(i, "snapshot", (p, completed)) for i, p in enumerate(paths)])
+        if not self.remote:
+            self._call([(i, "snapshot", (p, completed)) for i, p in enumerate(paths)])
+            return paths
+        import ray
+
+        for bucket, path in zip(self.buckets, paths, strict=True):  # one bucket's bytes in memory at a time
+            write_atomically(path, ray.get(bucket.dump.remote(completed)))
         return paths
 
     def restore(self, paths: list[str]) -> None:
         if len(paths) != len(self.buckets):
             raise ValueError(f"snapshot has {len(paths)} buckets, this run {len(self.buckets)}")
-        self._call([(i, "restore", (p,)) for i, p in enumerate(paths)])
+        if not self.remote:
+            self._call([(i, "restore", (p,)) for i, p in enumerate(paths)])
+            return
+        import ray
+
+        for bucket, path in zip(self.buckets, paths, strict=True):  # read here: the driver's files
+            with open(path, "rb") as f:
+                ray.get(bucket.load.remote(f.read()))
 
     def stats(self) -> dict[str, Any]:
         """Per namespace: keys, bytes, bytes per key, and the largest bucket."""
