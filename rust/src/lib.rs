@@ -18,6 +18,7 @@ pub mod pool;
 pub mod text;
 pub mod unionfind;
 pub mod url;
+pub mod warc;
 
 mod py_arrow;
 mod py_html;
@@ -25,6 +26,7 @@ mod py_image;
 mod py_near;
 mod py_sets;
 mod py_text;
+mod py_warc;
 
 use pyo3::prelude::*;
 
@@ -293,6 +295,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_image::register(m)?;
     py_text::register(m)?;
     py_html::register(m)?;
+    py_warc::register(m)?;
     Ok(())
 }
 
