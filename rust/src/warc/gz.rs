@@ -8,12 +8,14 @@
 use flate2::{Decompress, FlushDecompress, Status};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-/// Output room made before each inflate call: a CommonCrawl member inflates to ~4x its size.
-const OUT_STEP: usize = 256 << 10;
+/// Inflated bytes per call. Why a scratch buffer and not `decompress_vec`: that zero-fills the vector's whole
+/// spare capacity on every call, once per member: megabytes of zeroes per few KB inflated.
+const SCRATCH: usize = 256 << 10;
 
 /// Where each member starts and why the stream ended early, if it did.
 pub struct Inflater {
     member: Option<Decompress>,
+    scratch: Vec<u8>,
     pending: Vec<u8>,
     fed: u64,
     decoded: u64,
@@ -30,6 +32,7 @@ impl Inflater {
     pub fn new(base: u64) -> Self {
         Inflater {
             member: None,
+            scratch: vec![0; SCRATCH],
             pending: Vec::new(),
             fed: base,
             decoded: 0,
@@ -65,7 +68,8 @@ impl Inflater {
         };
         let end = self.fed; // file offset just past `input`
         let mut i = 0;
-        while i < input.len() {
+        let mut full = false; // the last call filled the scratch: zlib may hold more output
+        while i < input.len() || (full && self.member.is_some()) {
             let at = end - (input.len() - i) as u64;
             if self.member.is_none() {
                 if input.len() - i < GZIP_MAGIC.len() && !last {
@@ -82,18 +86,17 @@ impl Inflater {
                 self.ats.push(at);
             }
             let member = self.member.as_mut().expect("member set above");
-            if out.capacity() - out.len() < OUT_STEP / 4 {
-                out.reserve(OUT_STEP.max(out.len() / 2));
-            }
             let (in0, out0) = (member.total_in(), member.total_out());
-            let status = member.decompress_vec(&input[i..], out, FlushDecompress::None);
+            let status = member.decompress(&input[i..], &mut self.scratch, FlushDecompress::None);
             let used = (member.total_in() - in0) as usize;
-            let made = member.total_out() - out0;
-            self.decoded += made;
+            let made = (member.total_out() - out0) as usize;
+            out.extend_from_slice(&self.scratch[..made]);
+            full = made == SCRATCH;
+            self.decoded += made as u64;
             i += used;
             match status {
                 Ok(Status::StreamEnd) => self.member = None,
-                Ok(_) if used == 0 && made == 0 && out.len() < out.capacity() => break, // needs input
+                Ok(_) if used == 0 && made == 0 => break, // needs more input
                 Ok(_) => {}
                 Err(e) => {
                     let member_at = *self.ats.last().expect("a member is open");

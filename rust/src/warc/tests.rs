@@ -224,3 +224,17 @@ fn blank_lines_and_empty_input_are_no_damage() {
     assert_eq!(scan(b"", false, 1, RESPONSE), (vec![], None));
     assert_eq!(scan(b"", true, 1, RESPONSE), (vec![], None));
 }
+
+#[test]
+fn a_member_inflating_past_the_scratch_buffer_is_read_whole() {
+    // one member of ~1 MiB inflated (4x the 256 KiB scratch), fed as one last chunk: zlib's held-back output
+    // must still be drained, not reported as a member cut short
+    let body = "<p>same words again</p>".repeat(50_000);
+    let data = gz(&record("response", "http://big/", body.as_bytes()));
+    for chunk in [data.len(), 1000] {
+        let (rows, damage) = scan(&data, true, chunk, RESPONSE);
+        assert_eq!(damage, None);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].1, body.as_bytes());
+    }
+}

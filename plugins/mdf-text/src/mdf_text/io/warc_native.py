@@ -27,6 +27,12 @@ import pyarrow.compute as pc
 from mdf import Shard, damaged_input_batch, has_native_kernel
 
 _CHUNK = 4 << 20  # bytes read per feed: the kernel's work per call dwarfs the Python call
+# Body bytes per batch (at most; fewer when the reader's own limit is lower). Why 16 MiB and not the FastWARC
+# path's 256 MiB: a batch's buffers are freed when the pipeline is done with it, and glibc's malloc hands a
+# freed block of up to 32 MiB back to the next batch, while bigger ones are fresh mmap pages, faulted in and
+# zeroed by the kernel on every batch. Measured on a plain 42 MB CommonCrawl file, 1,024-row batches (~32 MB
+# of bodies): 0.035 CPU s at 256 MiB, 0.011 at 16 MiB (a bare FastWARC loop: 0.017).
+_BATCH_BYTES = 16 << 20
 _OTHER_CODECS = (b"\x04\x22\x4d\x18", b"\x28\xb5\x2f\xfd", b"BZh", b"\xfd7zXZ")  # lz4, zstd, bzip2, xz
 
 
@@ -69,9 +75,9 @@ def _batches(
 
     exact, prefixes = mime
     start = shard.start or 0
-    scanner = WarcScanner(
-        gz, start, wanted, sorted(exact) if exact is not None else None, list(prefixes), batch_rows, max_batch_bytes
-    )
+    exact_list = sorted(exact) if exact is not None else None
+    limit = min(max_batch_bytes, _BATCH_BYTES)
+    scanner = WarcScanner(gz, start, wanted, exact_list, list(prefixes), batch_rows, limit)
     with closing(raw):
         data = first
         while not scanner.done:
