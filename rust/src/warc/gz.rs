@@ -7,14 +7,17 @@
 
 use flate2::{Decompress, FlushDecompress, Status};
 
+use super::whole::Whole;
+
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Inflated bytes per call. Why a scratch buffer and not `decompress_vec`: that zero-fills the vector's whole
 /// spare capacity on every call, once per member: megabytes of zeroes per few KB inflated.
-const SCRATCH: usize = 256 << 10;
+const SCRATCH: usize = 1 << 20;
 
 /// Where each member starts and why the stream ended early, if it did.
 pub struct Inflater {
     member: Option<Decompress>,
+    whole: Whole,
     scratch: Vec<u8>,
     pending: Vec<u8>,
     fed: u64,
@@ -32,6 +35,7 @@ impl Inflater {
     pub fn new(base: u64) -> Self {
         Inflater {
             member: None,
+            whole: Whole::default(),
             scratch: vec![0; SCRATCH],
             pending: Vec::new(),
             fed: base,
@@ -81,9 +85,15 @@ impl Inflater {
                     self.error = Some((at, msg));
                     return;
                 }
-                self.member = Some(Decompress::new_gzip(15));
                 self.starts.push(self.decoded);
                 self.ats.push(at);
+                if let Some((used, made)) = self.whole.member(&input[i..], &mut self.scratch) {
+                    out.extend_from_slice(&self.scratch[..made]);
+                    self.decoded += made as u64;
+                    i += used;
+                    continue;
+                }
+                self.member = Some(Decompress::new_gzip(15));
             }
             let member = self.member.as_mut().expect("member set above");
             let (in0, out0) = (member.total_in(), member.total_out());

@@ -16,6 +16,7 @@ pub mod gz;
 pub mod header;
 #[cfg(test)]
 mod tests;
+pub mod whole;
 
 use std::collections::HashSet;
 
@@ -204,7 +205,7 @@ impl Scanner {
         let at = self.pos;
         let rest = &self.buf[at..];
         let window = &rest[..rest.len().min(MAX_HEADER + 4)];
-        let Some(end) = memchr::memmem::find(window, b"\r\n\r\n") else {
+        let Some(end) = header::block_end(window) else {
             if window.len() > MAX_HEADER {
                 return Some(self.unreadable("Maximum header length exceeded."));
             }

@@ -53,7 +53,11 @@ def read(
     """Batches of ``shard`` read from the open stream ``raw`` (closed when done); ``None`` (and ``raw``
     closed) when the file is in a codec only FastWARC reads. ``finish(struct, reasons, body)`` turns a kernel
     batch into the reader's schema."""
-    first = raw.read(_CHUNK)
+    try:
+        first = raw.read(_CHUNK)
+    except BaseException:
+        raw.close()
+        raise
     if not gz and first[:4].startswith(_OTHER_CODECS):
         raw.close()
         return None
