@@ -87,9 +87,9 @@ impl Inflater {
                 }
                 self.starts.push(self.decoded);
                 self.ats.push(at);
-                if let Some((used, made)) = self.whole.member(&input[i..], &mut self.scratch) {
-                    out.extend_from_slice(&self.scratch[..made]);
-                    self.decoded += made as u64;
+                let before = out.len();
+                if let Some(used) = self.whole.member(&input[i..], out, SCRATCH) {
+                    self.decoded += (out.len() - before) as u64;
                     i += used;
                     continue;
                 }

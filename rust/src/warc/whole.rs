@@ -33,27 +33,35 @@ impl Default for Whole {
 }
 
 impl Whole {
-    /// Inflate the gzip member at the start of `input` into `out`: `(input bytes used, output bytes)`, or
-    /// `None` when it is not whole in `input`, does not fit `out`, or is bad (the caller streams it instead).
-    pub fn member(&mut self, input: &[u8], out: &mut [u8]) -> Option<(usize, usize)> {
+    /// Inflate the gzip member at the start of `input` onto the end of `out`, into room for at most `room`
+    /// bytes: the input bytes it used, or `None` (and `out` unchanged) when it is not whole in `input`, does
+    /// not fit, or is bad (the caller streams it instead). Written in place: no copy of the inflated bytes.
+    pub fn member(&mut self, input: &[u8], out: &mut Vec<u8>, room: usize) -> Option<usize> {
         if self.d.is_null() {
             return None;
         }
+        out.reserve(room);
         let (mut used, mut made) = (0usize, 0usize);
-        // SAFETY: `self.d` is a live decompressor; the pointers and lengths come from valid slices that
-        // outlive the call, and libdeflate writes at most `out.len()` bytes to `out`.
+        // SAFETY: `self.d` is a live decompressor; `input` is a valid slice; the output pointer is the start of
+        // `out`'s spare capacity, at least `room` bytes (reserved above), and libdeflate writes at most `room`
+        // bytes there. No Rust reference to the uninitialised bytes exists while it writes.
         let r = unsafe {
             libdeflate_gzip_decompress_ex(
                 self.d,
                 input.as_ptr() as *const c_void,
                 input.len(),
-                out.as_mut_ptr() as *mut c_void,
-                out.len(),
+                out.as_mut_ptr().add(out.len()) as *mut c_void,
+                room,
                 &mut used,
                 &mut made,
             )
         };
-        (r == libdeflate_result_LIBDEFLATE_SUCCESS).then_some((used, made))
+        if r != libdeflate_result_LIBDEFLATE_SUCCESS {
+            return None;
+        }
+        // SAFETY: on success libdeflate initialised exactly `made` (<= `room`) bytes after the old length.
+        unsafe { out.set_len(out.len() + made) };
+        Some(used)
     }
 }
 
