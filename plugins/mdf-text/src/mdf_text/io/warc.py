@@ -2,7 +2,7 @@
 
 Two engines, same rows and damage: the Rust kernel ``mdf_kernels.WarcScanner`` (:mod:`mdf_text.io.warc_native`)
 when the installed ``mdf-kernels`` has it, else FastWARC from Python (this module, described below; also
-FastWARC's lz4 files). ``tests/test_warc_kernel.py`` reads every file both ways and compares.
+FastWARC's zstd and lz4 files). ``tests/test_warc_kernel.py`` reads every file both ways and compares.
 
 FastWARC (Rust since 2.0) parses records and HTTP headers; this module only moves the fields of each record
 into column lists and builds each column with one Arrow call per batch, so the Python work per record is a
@@ -149,7 +149,7 @@ class WarcReader(Reader):
             wanted |= _TYPE_BITS[t]
         mime = _mime_sets(self.params.mime_types)
         gz = is_gzip(shard.path)
-        if warc_native.available():  # the Rust kernel: same rows and damage, FastWARC's lz4 files excepted
+        if warc_native.available():  # the Rust kernel: same rows and damage, zstd and lz4 files excepted
             finish = partial(_finish, shard.path)
             native = warc_native.read(shard, _open(shard), gz, wanted, mime, batch_rows, _MAX_BATCH_BYTES, finish)
             if native is not None:

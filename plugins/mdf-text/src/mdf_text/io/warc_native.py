@@ -12,7 +12,7 @@ The kernel sees every byte of the shard, so it also proves the tail whole (no :f
 reports damage where the FastWARC path did: the offset of the record, or of its gzip member, and why.
 
 Used when the installed ``mdf-kernels`` has ``WarcScanner`` and the file is gzip members or a plain WARC;
-the FastWARC path stays for an install without the kernels and for FastWARC's other codecs (lz4).
+the FastWARC path stays for an install without the kernels and for FastWARC's other codecs (zstd, lz4).
 """
 
 from __future__ import annotations
