@@ -3,10 +3,14 @@
 //! batches and the damage, if any. The GIL is released while a chunk is inflated and parsed.
 
 use std::collections::HashSet;
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::ArrayRef;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -71,6 +75,42 @@ impl WarcScanner {
             .into_iter()
             .map(|b| export(py, K, Arc::new(b) as ArrayRef))
             .collect()
+    }
+
+    /// feed_file(path, offset, size, last) -> (list[pyarrow.StructArray], int): like `feed` with `size` bytes
+    /// of the local file `path` from `offset`, read here without the GIL; also returns how many were read.
+    fn feed_file(
+        &mut self,
+        py: Python<'_>,
+        path: PathBuf,
+        offset: u64,
+        size: usize,
+        last: bool,
+    ) -> PyResult<(Vec<Py<PyAny>>, usize)> {
+        const K: &str = "WarcScanner.feed_file";
+        let scanner = &mut self.inner;
+        let read = py.detach(|| {
+            catch_unwind(AssertUnwindSafe(|| -> std::io::Result<_> {
+                let mut f = File::open(&path)?;
+                f.seek(SeekFrom::Start(offset))?;
+                let got = scanner.feed_read(&mut f, size, last)?;
+                Ok((scanner.take_batches(), got))
+            }))
+        });
+        let (batches, got) = match read {
+            Ok(Ok(v)) => v,
+            Ok(Err(e)) => return Err(PyOSError::new_err(format!("{K}: {}: {e}", path.display()))),
+            Err(_) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "{K}: internal error (please report it)"
+                )))
+            }
+        };
+        let out = batches
+            .into_iter()
+            .map(|b| export(py, K, Arc::new(b) as ArrayRef))
+            .collect::<PyResult<_>>()?;
+        Ok((out, got))
     }
 
     /// True once the scan ended (the end of the input, or damage); later input is ignored.

@@ -75,8 +75,13 @@ def test_real_files_read_the_same_as_fastwarc(monkeypatch: pytest.MonkeyPatch, p
 
 
 @pytest.mark.skipif(not FILES, reason=f"shared WARC files not found at {SHARED}")
+@pytest.mark.parametrize("fed", ["file", "bytes"])
 @pytest.mark.parametrize("chunk", [1, 61, 4096])
-def test_chunk_boundaries_change_nothing(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+def test_chunk_boundaries_change_nothing(monkeypatch: pytest.MonkeyPatch, chunk: int, fed: str) -> None:
+    """``file``: the kernel reads the local file itself (``feed_file``); ``bytes``: it is fed the bytes Python
+    read, as for a remote file (``feed``)."""
+    if fed == "bytes":
+        monkeypatch.setattr(warc_native, "_local", lambda path: False)
     for name in ("resili-warcfile.warc.gz", "warcio-example-iana.org-chunked.warc", "resili-clipped.warc.gz"):
         path = SHARED / name
         kernel, fastwarc = both(monkeypatch, path, chunk=chunk, record_types=["response", "request"])

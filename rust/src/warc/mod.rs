@@ -19,6 +19,7 @@ mod tests;
 pub mod whole;
 
 use std::collections::HashSet;
+use std::io::Read;
 
 use arrow_array::StructArray;
 
@@ -54,6 +55,8 @@ enum Step {
 pub struct Scanner {
     cfg: Config,
     gz: Option<Inflater>,
+    /// Compressed bytes of the last `feed_read` (kept for its capacity).
+    input: Vec<u8>,
     buf: Vec<u8>,
     /// Decoded position of `buf[0]`.
     buf_start: u64,
@@ -79,6 +82,7 @@ impl Scanner {
         Scanner {
             cfg,
             gz,
+            input: Vec::new(),
             buf: Vec::new(),
             buf_start: 0,
             pos: 0,
@@ -113,17 +117,47 @@ impl Scanner {
         if self.done {
             return;
         }
+        self.compact();
+        match &mut self.gz {
+            Some(g) => g.push(data, &mut self.buf, last),
+            None => self.buf.extend_from_slice(data),
+        }
+        self.scan_fed(last);
+    }
+
+    /// Feed up to `n` bytes read from `r` (a local file: read straight into the scan buffer, no copy through
+    /// Python); `last`: they end the input. Returns how many were read; fewer than `n` also ends the input.
+    pub fn feed_read(&mut self, r: &mut impl Read, n: usize, last: bool) -> std::io::Result<usize> {
+        if self.done {
+            return Ok(0);
+        }
+        self.compact();
+        let got = match &mut self.gz {
+            Some(g) => {
+                let mut input = std::mem::take(&mut self.input);
+                input.clear();
+                let got = r.take(n as u64).read_to_end(&mut input)?;
+                g.push(&input, &mut self.buf, last || got < n);
+                self.input = input;
+                got
+            }
+            None => r.take(n as u64).read_to_end(&mut self.buf)?,
+        };
+        self.scan_fed(last || got < n);
+        Ok(got)
+    }
+
+    fn compact(&mut self) {
         if self.pos > 0 {
             self.buf.drain(..self.pos);
             self.buf_start += self.pos as u64;
             self.pos = 0;
         }
-        match &mut self.gz {
-            Some(g) => {
-                g.push(data, &mut self.buf, last);
-                self.eof |= g.error.is_some(); // nothing after bad gzip data is read
-            }
-            None => self.buf.extend_from_slice(data),
+    }
+
+    fn scan_fed(&mut self, last: bool) {
+        if let Some(g) = &self.gz {
+            self.eof |= g.error.is_some(); // nothing after bad gzip data is read
         }
         self.eof |= last;
         let step = self.scan();

@@ -238,3 +238,28 @@ fn a_member_inflating_past_the_scratch_buffer_is_read_whole() {
         assert_eq!(rows[0].1, body.as_bytes());
     }
 }
+
+#[test]
+fn reading_from_a_file_gives_what_feeding_bytes_gives() {
+    let recs = crawl(4);
+    let members: Vec<Vec<u8>> = recs.iter().map(|r| gz(r)).collect();
+    for (data, gzip) in [(recs.concat(), false), (members.concat(), true)] {
+        let fed = scan(&data, gzip, 100, RESPONSE | 32);
+        let mut s = Scanner::new(Config {
+            gzip,
+            base: 0,
+            wanted: RESPONSE | 32,
+            mime_exact: None,
+            mime_prefixes: Vec::new(),
+            batch_rows: 3,
+            max_batch_bytes: 1 << 20,
+        });
+        let mut r = std::io::Cursor::new(&data);
+        let mut rows = 0;
+        while !s.done() {
+            s.feed_read(&mut r, 100, false).unwrap(); // a short read (the file's end) ends the input
+            rows += s.take_batches().iter().map(|b| b.len()).sum::<usize>();
+        }
+        assert_eq!((rows, s.damage().cloned()), (fed.0.len(), fed.1));
+    }
+}

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mdf import Shard, damaged_input_batch, has_native_kernel
+from mdf.storage import is_remote
 
 _CHUNK = 4 << 20  # bytes read per feed: the kernel's work per call dwarfs the Python call
 # Body bytes per batch (at most; fewer when the reader's own limit is lower). Why 16 MiB and not the FastWARC
@@ -38,6 +39,10 @@ _OTHER_CODECS = (b"\x04\x22\x4d\x18", b"\x28\xb5\x2f\xfd", b"BZh", b"\xfd7zXZ") 
 
 def available() -> bool:
     return has_native_kernel("WarcScanner")
+
+
+def _local(path: str) -> bool:
+    return not is_remote(path)
 
 
 def read(
@@ -83,12 +88,25 @@ def _batches(
     limit = min(max_batch_bytes, _BATCH_BYTES)
     scanner = WarcScanner(gz, start, wanted, exact_list, list(prefixes), batch_rows, limit)
     with closing(raw):
-        data = first
-        while not scanner.done:
-            more = raw.read(_CHUNK) if data else b""
-            for struct in scanner.feed(data, not more):
-                yield _decoded(struct, finish)
-            data = more
+        if _local(shard.path):  # the kernel reads the file itself: no copy through a Python bytes object
+            pos, stop = start + len(first), shard.stop or shard.size
+            structs = scanner.feed(first, not first or pos >= stop)
+            raw.close()
+            while True:
+                for struct in structs:
+                    yield _decoded(struct, finish)
+                if scanner.done:
+                    break
+                size = min(_CHUNK, stop - pos)
+                structs, got = scanner.feed_file(shard.path, pos, size, pos + size >= stop)
+                pos += got
+        else:  # a stream of mdf.storage (s3://, https://), read one chunk ahead to know the last
+            data = first
+            while not scanner.done:
+                more = raw.read(_CHUNK) if data else b""
+                for struct in scanner.feed(data, not more):
+                    yield _decoded(struct, finish)
+                data = more
     if scanner.damage is not None:
         yield damaged_input_batch(shard, *scanner.damage)
 
