@@ -525,6 +525,10 @@ class WarcScanner:
         the HTTP (else WARC) Content-Type value, ``body`` raw (``chunked`` / ``content_encoding`` say what is left
         to undo), ``offset`` the file offset of the record (of its gzip member in a ``.warc.gz``) and
         ``member_index`` its place among the records of that member. The last feed returns the last batch."""
+    def feed_file(self, path: str, offset: int, size: int, last: bool) -> tuple[list[pa.StructArray], int]:
+        """Like :meth:`feed` with ``size`` bytes of the local file ``path`` from ``offset``, read by the kernel
+        without the GIL (no copy through a Python ``bytes``); fewer bytes than ``size`` (the file's end) also end
+        the input. Returns the batches and how many bytes were read; an I/O error raises ``OSError``."""
     @property
     def done(self) -> bool:
         """True once the scan ended (the end of the input, or damage); later input is ignored."""
