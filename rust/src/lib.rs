@@ -19,6 +19,7 @@ pub mod pool;
 pub mod text;
 pub mod unionfind;
 pub mod url;
+pub mod warc;
 
 mod py_arrow;
 mod py_fasttext;
@@ -27,6 +28,7 @@ mod py_image;
 mod py_near;
 mod py_sets;
 mod py_text;
+mod py_warc;
 
 use pyo3::prelude::*;
 
@@ -296,6 +298,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_text::register(m)?;
     py_html::register(m)?;
     py_fasttext::register(m)?;
+    py_warc::register(m)?;
     Ok(())
 }
 

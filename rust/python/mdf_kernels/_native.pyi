@@ -38,6 +38,7 @@ __all__ = [
     "KeySet",
     "KeySet128",
     "NearIndex",
+    "WarcScanner",
     "c4_quality",
     "domain_blocked",
     "fineweb_quality",
@@ -526,3 +527,49 @@ class FastTextModel:
             index of the most probable label (fastText's first prediction). Null where the line is null or has
             no feature at all (fastText returns no prediction then).
         """
+
+@final
+class WarcScanner:
+    """A ``.warc`` / ``.warc.gz`` byte stream split into records and Arrow batches (the ``warc`` reader's engine).
+
+    Fed the file's bytes in chunks of any size (the reader reads them through ``mdf.storage``), it inflates gzip
+    members, parses WARC and HTTP headers as FastWARC 2.0 does, keeps the records whose WARC-Type bit is in
+    ``wanted`` and whose mime type passes the filter, and builds one struct array per ``batch_rows`` records (or
+    ``max_batch_bytes`` body bytes). Every byte is accounted for: input that is not whole records (a cut gzip
+    member or record, bad gzip data, bytes that are no record) ends the scan with ``damage``.
+
+    :param gzip: the input is gzip members (``.warc.gz``), else a plain WARC.
+    :param base: file offset of the first byte fed (a shard's start).
+    :param wanted: mask of WARC-Type bits (warcinfo 2, response 4, resource 8, request 16, metadata 32,
+        revisit 64, conversion 128, continuation 256).
+    :param mime_exact: keep records whose lower-cased mime type is one of these; None keeps every record.
+    :param mime_prefixes: ... or starts with one of these (``"text/"`` for ``text/*``).
+    """
+
+    def __new__(
+        cls,
+        gzip: bool,
+        base: int,
+        wanted: int,
+        mime_exact: list[str] | None,
+        mime_prefixes: list[str],
+        batch_rows: int,
+        max_batch_bytes: int,
+    ) -> WarcScanner: ...
+    def feed(self, data: bytes, last: bool) -> list[pa.StructArray]:
+        """Feed the next bytes (``last``: they end the input); returns the batches they completed, as
+        ``struct<id, url, date, warc_type, http_status: int16, content_type, body: binary, offset: int64,
+        member_index: int32, chunked: bool, content_encoding>``: ``date`` is WARC-Date as written, ``content_type``
+        the HTTP (else WARC) Content-Type value, ``body`` raw (``chunked`` / ``content_encoding`` say what is left
+        to undo), ``offset`` the file offset of the record (of its gzip member in a ``.warc.gz``) and
+        ``member_index`` its place among the records of that member. The last feed returns the last batch."""
+    def feed_file(self, path: str, offset: int, size: int, last: bool) -> tuple[list[pa.StructArray], int]:
+        """Like :meth:`feed` with ``size`` bytes of the local file ``path`` from ``offset``, read by the kernel
+        without the GIL (no copy through a Python ``bytes``); fewer bytes than ``size`` (the file's end) also end
+        the input. Returns the batches and how many bytes were read; an I/O error raises ``OSError``."""
+    @property
+    def done(self) -> bool:
+        """True once the scan ended (the end of the input, or damage); later input is ignored."""
+    @property
+    def damage(self) -> tuple[int, str] | None:
+        """``(file offset, message)`` of the damage that ended the scan, or None."""

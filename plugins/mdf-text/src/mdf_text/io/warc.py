@@ -1,4 +1,8 @@
-"""``warc`` reader: WARC / WARC.gz / WET files into Arrow batches, one row per record, on FastWARC.
+"""``warc`` reader: WARC / WARC.gz / WET files into Arrow batches, one row per record.
+
+Two engines, same rows and damage: the Rust kernel ``mdf_kernels.WarcScanner`` (:mod:`mdf_text.io.warc_native`)
+when the installed ``mdf-kernels`` has it, else FastWARC from Python (this module, described below; also
+FastWARC's zstd and lz4 files). ``tests/test_warc_kernel.py`` reads every file both ways and compares.
 
 FastWARC (Rust since 2.0) parses records and HTTP headers; this module only moves the fields of each record
 into column lists and builds each column with one Arrow call per batch, so the Python work per record is a
@@ -36,6 +40,7 @@ import os
 from bisect import bisect_right
 from collections.abc import Iterator
 from contextlib import closing
+from functools import partial
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -44,7 +49,8 @@ from pydantic import Field, field_validator, model_validator
 
 from mdf import REASON, Params, Reader, Shard, damaged_input_batch, expand_paths, shard_ids
 from mdf.storage import CommonCrawlListing, commoncrawl_urls, default, is_remote
-from mdf_text.io.warc_frame import Members, check_tail
+from mdf_text.io import warc_native
+from mdf_text.io.warc_frame import MAX_BATCH_BYTES, BodyColumn, Members, check_tail
 from mdf_text.io.warc_split import Window, cut_points, is_gzip, open_binary, record_end
 
 RecordType = Literal["warcinfo", "response", "resource", "request", "metadata", "revisit", "conversion", "continuation"]
@@ -60,10 +66,9 @@ _TYPE_BITS = {
 }
 _TYPE_NAMES = {bit: name for name, bit in _TYPE_BITS.items()} | {512: "unknown"}
 _CHARSET_RE = r"charset\s*=\s*[\"']?(?P<c>[^\"';,\s]+)"
-_MAX_BATCH_BYTES = 256 << 20  # a batch's body column stays far below binary()'s 2 GiB offsets
-_FIRST_BODY_BYTES = 16 << 20  # the first batch's body buffer; it grows as needed
 _BUFFER = 1 << 20
 _STREAM = 8 << 20  # ranged-request size when the file is remote
+_MAX_BATCH_BYTES = MAX_BATCH_BYTES  # read at each call (a test makes it small)
 
 SCHEMA = pa.schema(
     [
@@ -139,20 +144,29 @@ class WarcReader(Reader):
         return out
 
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        from fastwarc.warc import ArchiveIterator, WarcRecordType
-
-        start, stop = shard.start or 0, shard.stop or shard.size
         wanted = 0
         for t in self.params.record_types:
             wanted |= _TYPE_BITS[t]
-        cols = _Columns(shard.path, start, wanted, *_mime_sets(self.params.mime_types))
-        raw: Any = (  # a remote file streams in 8 MiB ranged requests, one fetched ahead
-            open_binary(shard.path, shard.size, _STREAM)
-            if shard.start is None
-            else Window(shard.path, start, stop, shard.size, _STREAM)
-        )
+        mime = _mime_sets(self.params.mime_types)
+        gz = is_gzip(shard.path)
+        if warc_native.available():  # the Rust kernel: same rows and damage, zstd and lz4 files excepted
+            finish = partial(_finish, shard.path)
+            native = warc_native.read(shard, _open(shard), gz, wanted, mime, batch_rows, _MAX_BATCH_BYTES, finish)
+            if native is not None:
+                yield from native
+                return
+        yield from self._read_fastwarc(shard, batch_rows, gz, wanted, mime)
+
+    def _read_fastwarc(
+        self, shard: Shard, batch_rows: int, gz: bool, wanted: int, mime: tuple[frozenset[str] | None, tuple[str, ...]]
+    ) -> Iterator[pa.RecordBatch]:
+        from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+        start, stop = shard.start or 0, shard.stop or shard.size
+        cols = _Columns(shard.path, start, wanted, *mime)
+        raw = _open(shard)
         with closing(raw):
-            source = cols.members = Members(raw, start) if is_gzip(shard.path) else None
+            source = cols.members = Members(raw, start) if gz else None
             records = ArchiveIterator(
                 source or raw,
                 record_types=WarcRecordType.any_type,
@@ -176,6 +190,34 @@ class WarcReader(Reader):
             yield damaged_input_batch(shard, *cols.damage)
 
 
+def _open(shard: Shard) -> Any:
+    """The shard's bytes as a stream; a remote file streams in 8 MiB ranged requests, one fetched ahead."""
+    if shard.start is None:
+        return open_binary(shard.path, shard.size, _STREAM)
+    return Window(shard.path, shard.start, shard.stop or shard.size, shard.size, _STREAM)
+
+
+def _finish(path: str, struct: pa.StructArray, reasons: list[str | None] | None, body: pa.Array) -> pa.RecordBatch:
+    """A batch of the Rust kernel (:mod:`mdf_text.io.warc_native`) in the reader's schema."""
+    n = len(struct)
+    mime, charset = _content_types(struct.field("content_type"))
+    arrays = [
+        struct.field("id"),
+        struct.field("url"),
+        _dates(struct.field("date")),
+        struct.field("warc_type"),
+        struct.field("http_status"),
+        mime,
+        charset,
+        body,
+        pa.repeat(pa.scalar(path, pa.string()), n),
+        struct.field("offset"),
+        struct.field("member_index"),
+    ]
+    batch = pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
+    return batch if reasons is None else batch.append_column(REASON, pa.array(reasons, pa.string()))
+
+
 def _mime_sets(mime_types: list[str] | None) -> tuple[frozenset[str] | None, tuple[str, ...]]:
     if mime_types is None:
         return None, ()
@@ -188,9 +230,9 @@ def _mime(content_type: str | None) -> str | None:
     return content_type.partition(";")[0].strip().lower() or None if content_type else None
 
 
-def _content_types(raw: list[str | None]) -> tuple[pa.Array, pa.Array]:
+def _content_types(raw: list[str | None] | pa.Array) -> tuple[pa.Array, pa.Array]:
     """Content-Type header values -> (mime type, charset) columns, lower-cased, parsed once per batch."""
-    lower = pc.utf8_lower(pa.array(raw, pa.string()))
+    lower = pc.utf8_lower(raw if isinstance(raw, pa.Array) else pa.array(raw, pa.string()))
     mime = pc.utf8_trim_whitespace(pc.list_element(pc.split_pattern(lower, ";", max_splits=1), 0))
     mime = pc.if_else(pc.equal(mime, ""), pa.scalar(None, pa.string()), mime)
     charset = pc.struct_field(pc.extract_regex(lower, _CHARSET_RE), "c")
@@ -218,7 +260,7 @@ class _Columns:
         self.types: list[str] = []
         self.status: list[int | None] = []
         self.ctypes: list[str | None] = []  # raw Content-Type values, parsed per batch
-        self.bodies = _BodyColumn()
+        self.bodies = BodyColumn(_MAX_BATCH_BYTES)
         self.offsets: list[int] = []
         self.indexes: list[int] = []  # member_index: the record's place in its gzip member
         self.reasons: dict[int, str] = {}  # row -> reason, for the few rows rejected
@@ -311,72 +353,15 @@ class _Columns:
         return batch
 
 
-class _BodyColumn:
-    """The ``body`` column, written straight into one Arrow buffer per batch as records arrive.
-
-    Each payload is copied once, into the batch's buffer, and its ``bytes`` object is freed at once, so the
-    allocator hands the same warm memory to the next read. Keeping a batch's ``bytes`` objects alive and building
-    the column with ``pa.array`` costs a second copy plus a batch's worth of fresh pages: measured 20-30 % of the
-    reader's time on CommonCrawl records.
-
-    The buffer starts at the previous batch's size plus a quarter (16 MiB for the first) and doubles when a
-    batch outgrows it, up to 256 MiB a batch. Why not reserve 256 MiB and shrink: Arrow's allocator (mimalloc)
-    shrinks in place only down to half a block, so shrinking a 256 MiB reservation to a 34 MiB batch copied
-    the whole column again (~9 % of the reader's time on a plain CommonCrawl file).
-    """
-
-    def __init__(self) -> None:
-        self._next = _FIRST_BODY_BYTES
-        self._reset()
-
-    def _reset(self) -> None:
-        self._buffer: Any = None
-        self._view: memoryview | None = None
-        self._capacity = self._limit = self._pos = 0
-        self._ends = [0]
-
-    def fits(self, size: int) -> bool:
-        """Whether ``size`` more bytes fit the current batch (always, for the first body of a batch)."""
-        return self._buffer is None or self._pos + size <= self._limit
-
-    def append(self, body: bytes) -> None:
-        end = self._pos + len(body)
-        if self._view is None:
-            self._limit = max(_MAX_BATCH_BYTES, len(body))
-            self._capacity = max(min(self._next, self._limit), len(body))
-            self._buffer = pa.allocate_buffer(self._capacity, resizable=True)
-            self._view = memoryview(self._buffer).cast("B")
-        elif end > self._capacity:  # grow: a copy of what the batch holds, then room for as much again
-            self._view.release()
-            self._capacity = max(end, min(2 * self._capacity, self._limit))
-            self._buffer.resize(self._capacity)
-            self._view = memoryview(self._buffer).cast("B")
-        self._view[self._pos : end] = body
-        self._pos = end
-        self._ends.append(end)
-
-    def array(self, rows: int) -> pa.Array:
-        """The column of the ``rows`` bodies appended since the last call; starts a new buffer."""
-        if self._view is None:
-            return pa.array([], pa.binary())
-        self._view.release()
-        self._buffer.resize(self._pos, shrink_to_fit=True)
-        offsets = pa.array(self._ends, pa.int32()).buffers()[1]
-        out = pa.Array.from_buffers(pa.binary(), rows, [None, offsets, self._buffer])
-        self._next = max(_FIRST_BODY_BYTES, self._pos + self._pos // 4)
-        self._reset()
-        return out
-
-
-def _dates(values: list[str | None]) -> pa.Array:
+def _dates(values: list[str | None] | pa.Array) -> pa.Array:
     """WARC-Date (ISO 8601, UTC) as timestamps; one vectorised cast, per value only if a date is malformed."""
-    strings = pa.array(values, pa.string())
+    strings = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
     target = pa.timestamp("us", tz="UTC")
     try:
         return pc.cast(strings, target)
     except pa.ArrowInvalid:
         out = []
-        for v in values:
+        for v in strings.to_pylist():
             try:
                 out.append(pc.cast(pa.scalar(v, pa.string()), target))
             except pa.ArrowInvalid:

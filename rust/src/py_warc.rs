@@ -1,0 +1,131 @@
+//! Binding of the WARC reader kernel (`warc/`): `WarcScanner` is fed the file's bytes by the Python reader
+//! (which reads them through `mdf.storage`, so S3 and https work as local files do) and hands back Arrow
+//! batches and the damage, if any. The GIL is released while a chunk is inflated and parsed.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow_array::ArrayRef;
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::py_arrow::{export, run};
+use crate::warc::{Config, Scanner};
+
+/// WarcScanner(gzip, base, wanted, mime_exact, mime_prefixes, batch_rows, max_batch_bytes)
+///
+/// Splits a WARC stream into records and Arrow batches. See _native.pyi.
+#[pyclass(module = "mdf_kernels._native")]
+pub struct WarcScanner {
+    inner: Scanner,
+}
+
+#[pymethods]
+impl WarcScanner {
+    #[new]
+    #[pyo3(signature = (gzip, base, wanted, mime_exact, mime_prefixes, batch_rows, max_batch_bytes))]
+    fn new(
+        gzip: bool,
+        base: u64,
+        wanted: u32,
+        mime_exact: Option<Vec<String>>,
+        mime_prefixes: Vec<String>,
+        batch_rows: usize,
+        max_batch_bytes: usize,
+    ) -> PyResult<Self> {
+        if batch_rows == 0 || max_batch_bytes == 0 {
+            return Err(PyValueError::new_err(
+                "WarcScanner: batch_rows and max_batch_bytes must be positive",
+            ));
+        }
+        let cfg = Config {
+            gzip,
+            base,
+            wanted,
+            mime_exact: mime_exact.map(|v| v.into_iter().collect::<HashSet<_>>()),
+            mime_prefixes,
+            batch_rows,
+            max_batch_bytes,
+        };
+        Ok(WarcScanner {
+            inner: Scanner::new(cfg),
+        })
+    }
+
+    /// feed(data, last) -> list[pyarrow.StructArray]: the batches completed by these bytes.
+    fn feed(
+        &mut self,
+        py: Python<'_>,
+        data: &Bound<'_, PyBytes>,
+        last: bool,
+    ) -> PyResult<Vec<Py<PyAny>>> {
+        const K: &str = "WarcScanner.feed";
+        let bytes = data.as_bytes();
+        let scanner = &mut self.inner;
+        let batches = run(py, K, move || {
+            scanner.feed(bytes, last);
+            Ok(scanner.take_batches())
+        })?;
+        batches
+            .into_iter()
+            .map(|b| export(py, K, Arc::new(b) as ArrayRef))
+            .collect()
+    }
+
+    /// feed_file(path, offset, size, last) -> (list[pyarrow.StructArray], int): like `feed` with `size` bytes
+    /// of the local file `path` from `offset`, read here without the GIL; also returns how many were read.
+    fn feed_file(
+        &mut self,
+        py: Python<'_>,
+        path: PathBuf,
+        offset: u64,
+        size: usize,
+        last: bool,
+    ) -> PyResult<(Vec<Py<PyAny>>, usize)> {
+        const K: &str = "WarcScanner.feed_file";
+        let scanner = &mut self.inner;
+        let read = py.detach(|| {
+            catch_unwind(AssertUnwindSafe(|| -> std::io::Result<_> {
+                let mut f = File::open(&path)?;
+                f.seek(SeekFrom::Start(offset))?;
+                let got = scanner.feed_read(&mut f, size, last)?;
+                Ok((scanner.take_batches(), got))
+            }))
+        });
+        let (batches, got) = match read {
+            Ok(Ok(v)) => v,
+            Ok(Err(e)) => return Err(PyOSError::new_err(format!("{K}: {}: {e}", path.display()))),
+            Err(_) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "{K}: internal error (please report it)"
+                )))
+            }
+        };
+        let out = batches
+            .into_iter()
+            .map(|b| export(py, K, Arc::new(b) as ArrayRef))
+            .collect::<PyResult<_>>()?;
+        Ok((out, got))
+    }
+
+    /// True once the scan ended (the end of the input, or damage); later input is ignored.
+    #[getter]
+    fn done(&self) -> bool {
+        self.inner.done()
+    }
+
+    /// (file offset, message) of the damage that ended the scan, or None.
+    #[getter]
+    fn damage(&self) -> Option<(u64, String)> {
+        self.inner.damage().cloned()
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<WarcScanner>()
+}
