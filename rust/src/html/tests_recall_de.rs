@@ -166,3 +166,27 @@ fn specification_table_beside_the_product_text_is_kept() {
     assert!(precise.text.contains("Stadtwerke haben am Montag"));
     assert!(!precise.text.contains("1000 Watt"), "{}", precise.text);
 }
+
+/// A comparison table inside the article, with tick images in its cells and no header cells (12 rows of 3
+/// cells), is kept: Readability's data-table signs (10 rows, more than 4 columns, more than 10 cells) exempt
+/// it from cleaning, not only header cells. Fails with header cells as the only sign (the image rule of
+/// conditional cleaning dropped the table): seen.
+#[test]
+fn comparison_table_without_header_cells_is_kept() {
+    let rows: String = (1..=12)
+        .map(|i| {
+            format!("<tr><td>Tarif {i}</td><td><img src=\"/ja.png\"></td><td>{i}9 Euro</td></tr>")
+        })
+        .collect();
+    let html = de_page(&format!(
+        "<div class=\"artikel-text\">{}{}<table class=\"vergleich\">{rows}</table>{}</div>",
+        p(S1),
+        p(S2),
+        p(S3)
+    ));
+    let e = run(&html);
+    assert!(e.text.contains("Stadtwerke haben am Montag"), "{}", e.text);
+    assert!(e.text.contains("Tarif 12"), "{}", e.text);
+    assert!(e.text.contains("119 Euro"), "{}", e.text);
+    assert!(e.text.contains("Verbraucherschützer"), "{}", e.text);
+}

@@ -283,10 +283,9 @@ impl Pass<'_> {
 
     /// A data table beside the top candidate: a product's specifications under its description, the
     /// figures under a report. Readability's sibling rule never keeps one (its cells are too short to score),
-    /// yet shops and reports put their main facts there. A table counts as data by Readability's
-    /// `_isDataTable` signs (header cells or a caption, or 10 rows, or more than 4 columns, or more than 10
-    /// cells), when it holds no other table, no form field, few links and no furniture class; not under
-    /// `Favor::Precision`.
+    /// yet shops and reports put their main facts there. It joins when it has the signs of a data table
+    /// ([`Pass::has_data_table_signs`]), no other table inside, no form field, few links and no furniture
+    /// class; not under `Favor::Precision`.
     fn is_data_table(&self, c: usize) -> bool {
         let nodes = &self.doc.nodes;
         let s = &self.sums[c];
@@ -302,24 +301,7 @@ impl Pass<'_> {
         {
             return false;
         }
-        if s.th > 0 {
-            return true;
-        }
-        let (mut rows, mut cols, mut cells) = (0u32, 0u32, 0u32);
-        for n in &nodes[c + 1..nodes[c].end as usize] {
-            match n.tag {
-                Tag::Tr => {
-                    rows += 1;
-                    cells = 0;
-                }
-                Tag::Td | Tag::Th => {
-                    cells += 1;
-                    cols = cols.max(cells);
-                }
-                _ => {}
-            }
-        }
-        rows >= 10 || cols > 4 || rows * cols > 10
+        self.has_data_table_signs(c)
     }
 
     fn ends_sentence(&self, i: usize) -> bool {

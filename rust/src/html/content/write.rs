@@ -35,7 +35,11 @@ impl Pass<'_> {
             return false;
         }
         let s = &self.sums[i];
-        if node.tag == Tag::Table && node.flags & PRESENTATION == 0 && s.th > 0 && s.tables == 1 {
+        if node.tag == Tag::Table
+            && node.flags & PRESENTATION == 0
+            && s.tables == 1
+            && self.has_data_table_signs(i)
+        {
             return false; // a data table
         }
         // Readability's `weight + contentScore < 0` reads a content score of 0 here: the class decides.
@@ -66,6 +70,32 @@ impl Pass<'_> {
             || (weight >= 25.0 && ld > 0.5)
             || (s.embed == 1 && chars < 75)
             || s.embed > 1
+    }
+
+    /// Readability's `_isDataTable` signs on a table: header cells or a caption, or 10 rows, or more than 4
+    /// columns, or more than 10 cells. Readability never cleans such a table away; checking header cells
+    /// alone dropped the many tables without `<th>` (a comparison grid of 24 rows and 9 columns, shop
+    /// specifications of label and value cells) that hold an article's facts.
+    pub(super) fn has_data_table_signs(&self, t: usize) -> bool {
+        let nodes = &self.doc.nodes;
+        if self.sums[t].th > 0 {
+            return true;
+        }
+        let (mut rows, mut cols, mut cells) = (0u32, 0u32, 0u32);
+        for n in &nodes[t + 1..nodes[t].end as usize] {
+            match n.tag {
+                Tag::Tr => {
+                    rows += 1;
+                    cells = 0;
+                }
+                Tag::Td | Tag::Th => {
+                    cells += 1;
+                    cols = cols.max(cells);
+                }
+                _ => {}
+            }
+        }
+        rows >= 10 || cols > 4 || rows * cols > 10
     }
 
     /// A `<div>`/`<section>` (under 25 characters) whose text is one short sentence without links: a line of
