@@ -223,3 +223,5 @@ mod tests;
 mod tests_hostile;
 #[cfg(test)]
 mod tests_recall;
+#[cfg(test)]
+mod tests_recall_de;

@@ -86,7 +86,8 @@ struct Pass<'d> {
     scored: Vec<bool>,
 }
 
-/// The main text of `doc` (empty when no block of the page has text enough to score).
+/// The main text of `doc` (empty when no block of the page has text enough to score, except for the short
+/// pages `Favor::Recall` keeps: [`short_page_text`]).
 ///
 /// Readability keeps the longest attempt when none reaches [`CHAR_THRESHOLD`]; that lets a short article
 /// pick up its byline and share bar, or the comment thread next to it, from a looser attempt. Here a looser
@@ -132,7 +133,39 @@ pub fn main_text(doc: &Doc, favor: Favor) -> String {
             break;
         }
     }
+    if best_chars == 0 && recall {
+        return short_page_text(doc);
+    }
     best
+}
+
+/// `Favor::Recall` on a page where no block has text enough to score (no attempt found a candidate): the
+/// body's text without the furniture the strictest attempt excludes, when it is short (under [`CHAR_THRESHOLD`]) and at most
+/// half links; else empty.
+///
+/// Why only then: a page without one block of 25 characters is a stub (a one-line note, a gallery of
+/// captioned images, an error or redirect page, a login form), and `balanced` / `precision` keep the rule
+/// "no main text gives an empty text", which pipelines use as their filter (`text != ""`). Recall mode is
+/// asked to keep what may be content, and a short, mostly unlinked body is that; a long body made only of
+/// short pieces, or a link-dominated one, is menus and tiles, which no mode keeps.
+fn short_page_text(doc: &Doc) -> String {
+    // furniture by tag, role and class is still dropped; conditional cleaning is not, for its 25-character
+    // rule would drop every piece of a page whose pieces are all shorter than that
+    let rules = Rules {
+        clean_conditionally: false,
+        ..ATTEMPTS[0]
+    };
+    let pass = Pass::new(doc, rules, Favor::Recall);
+    let body = (1..doc.nodes.len())
+        .find(|&i| doc.nodes[i].tag == super::tags::Tag::Body)
+        .unwrap_or(0);
+    let s = &pass.sums[body];
+    if s.chars == 0 || s.chars as usize >= CHAR_THRESHOLD || s.link * 2 > s.chars {
+        return String::new();
+    }
+    let mut text = String::new();
+    pass.write(&[body], &mut text);
+    text
 }
 
 /// Each attempt's top candidate, roots and text length, and which ancestors of node `at` (0: none) the

@@ -8,7 +8,7 @@
 //! Readability's.
 
 use super::{Pass, CHAR_THRESHOLD, MIN_BLOCK_CHARS};
-use crate::html::dom::ARTICLE_BODY;
+use crate::html::dom::{ARTICLE_BODY, PRESENTATION};
 use crate::html::tags::Tag;
 use crate::html::Favor;
 
@@ -142,6 +142,7 @@ impl Pass<'_> {
             if (self.scored[c] && self.score[c] + bonus >= threshold)
                 || (!self.scored[c] && self.is_unscored_prose(c))
                 || (bound.is_some() && self.is_prose_in_bound(c))
+                || self.is_data_table(c)
             {
                 true
             } else if node.tag == Tag::P {
@@ -169,12 +170,20 @@ impl Pass<'_> {
             }
             return out;
         }
+        // a heading right before a block that is kept is that block's title (`Technische Daten` over the
+        // specification table, a section's `<h2>` over its text): it joins with the block
+        let titles = self.favor != Favor::Precision;
+        let mut heading = None;
         let mut c = parent + 1;
         while c < nodes[parent].end as usize {
+            let node = &nodes[c];
             if c == top || joins(c) {
+                out.extend(heading.take());
                 out.push(c);
+            } else if node.tag != Tag::Text {
+                heading = (titles && is_sub_heading(node.tag) && !self.excl[c]).then_some(c);
             }
-            c = nodes[c].end as usize;
+            c = node.end as usize;
         }
         if let Some(bound) = bound {
             let mut cur = parent;
@@ -272,6 +281,29 @@ impl Pass<'_> {
         s.p > 0 && s.chars >= min_chars && self.link_density(c) < max_ld && self.weight(c) >= 0.0
     }
 
+    /// A data table beside the top candidate: a product's specifications under its description, the
+    /// figures under a report. Readability's sibling rule never keeps one (its cells are too short to score),
+    /// yet shops and reports put their main facts there. It joins when it has the signs of a data table
+    /// ([`Pass::has_data_table_signs`]), no other table inside, no form field, few links and no furniture
+    /// class; not under `Favor::Precision`.
+    fn is_data_table(&self, c: usize) -> bool {
+        let nodes = &self.doc.nodes;
+        let s = &self.sums[c];
+        if self.favor == Favor::Precision
+            || nodes[c].tag != Tag::Table
+            || nodes[c].flags & PRESENTATION != 0
+            || self.excl[c]
+            || s.tables != 1
+            || s.input > 0
+            || s.chars == 0
+            || self.weight(c) < 0.0
+            || self.link_density(c) >= 0.2
+        {
+            return false;
+        }
+        self.has_data_table_signs(c)
+    }
+
     fn ends_sentence(&self, i: usize) -> bool {
         let text = self.subtree_text(i);
         let t = text.trim_ascii_end();
@@ -288,4 +320,9 @@ impl Pass<'_> {
         }
         out
     }
+}
+
+/// `<h2>`..`<h6>`: section titles (an `<h1>` beside the article is the page's headline, not a section's).
+fn is_sub_heading(tag: Tag) -> bool {
+    matches!(tag, Tag::H2 | Tag::H3 | Tag::H4 | Tag::H5 | Tag::H6)
 }

@@ -3,6 +3,7 @@
 use super::Pass;
 use crate::html::dom::PRESENTATION;
 use crate::html::tags::Tag;
+use crate::html::Favor;
 
 impl Pass<'_> {
     fn in_figure(&self, i: usize) -> bool {
@@ -34,12 +35,18 @@ impl Pass<'_> {
             return false;
         }
         let s = &self.sums[i];
-        if node.tag == Tag::Table && node.flags & PRESENTATION == 0 && s.th > 0 && s.tables == 1 {
+        if node.tag == Tag::Table
+            && node.flags & PRESENTATION == 0
+            && s.tables == 1
+            && self.has_data_table_signs(i)
+        {
             return false; // a data table
         }
+        // Readability's `weight + contentScore < 0` reads a content score of 0 here: the class decides.
+        // A node's own score would drop every list of one or two short items (a `<ul>` starts at -3, each
+        // item adds about 1), the bullet points German and English articles alike put between paragraphs.
         let weight = self.weight(i);
-        let score = if self.scored[i] { self.score[i] } else { 0.0 };
-        if weight + score < 0.0 {
+        if weight < 0.0 {
             return true;
         }
         if s.commas >= 10 {
@@ -54,11 +61,66 @@ impl Pass<'_> {
         (!figure && img > 1.0 && p / img < 0.5)
             || (!is_list && li > p)
             || (s.input as f32 > (p / 3.0).floor())
-            || (!is_list && chars < 25 && (s.img == 0 || s.img > 2) && !figure)
+            || (!is_list
+                && chars < 25
+                && (s.img == 0 || s.img > 2)
+                && !figure
+                && !self.is_short_sentence(i))
             || (weight < 25.0 && ld > if is_list { 0.5 } else { 0.2 })
             || (weight >= 25.0 && ld > 0.5)
             || (s.embed == 1 && chars < 75)
             || s.embed > 1
+    }
+
+    /// Readability's `_isDataTable` signs on a table: header cells or a caption, or 10 rows, or more than 4
+    /// columns, or more than 10 cells. Readability never cleans such a table away; checking header cells
+    /// alone dropped the many tables without `<th>` (a comparison grid of 24 rows and 9 columns, shop
+    /// specifications of label and value cells) that hold an article's facts.
+    pub(super) fn has_data_table_signs(&self, t: usize) -> bool {
+        let nodes = &self.doc.nodes;
+        if self.sums[t].th > 0 {
+            return true;
+        }
+        let (mut rows, mut cols, mut cells) = (0u32, 0u32, 0u32);
+        for n in &nodes[t + 1..nodes[t].end as usize] {
+            match n.tag {
+                Tag::Tr => {
+                    rows += 1;
+                    cells = 0;
+                }
+                Tag::Td | Tag::Th => {
+                    cells += 1;
+                    cols = cols.max(cells);
+                }
+                _ => {}
+            }
+        }
+        rows >= 10 || cols > 4 || rows * cols > 10
+    }
+
+    /// A `<div>`/`<section>` (under 25 characters) whose text is one short sentence without links: a line of
+    /// dialogue or a one-line reply, which fiction, forum posts and editor-written pages put in a `<div>` of
+    /// its own (`<div><span>Er lachte.</span></div>`). Readability keeps such a line (it retags an inline
+    /// div as a paragraph, and paragraphs are never cleaned); the 25-character rule is for labels, dates
+    /// and ad slots (`Anzeige`, `Foto: dpa`, `04.12.2024`), which end without a sentence mark. Not under
+    /// `Favor::Precision`.
+    fn is_short_sentence(&self, i: usize) -> bool {
+        let s = &self.sums[i];
+        if self.favor == Favor::Precision || s.link != 0 || s.chars < 4 {
+            return false;
+        }
+        let text = self.subtree_text(i);
+        let t = text.trim_ascii();
+        // closing quotes of any language: ” “ (German) » « ’ "
+        let t = ["”", "“", "»", "«", "’", "\""]
+            .iter()
+            .find_map(|q| t.strip_suffix(q.as_bytes()))
+            .unwrap_or(t);
+        let ends = t.ends_with(b".")
+            || t.ends_with(b"!")
+            || t.ends_with(b"?")
+            || t.ends_with("…".as_bytes());
+        ends && t.contains(&b' ')
     }
 
     /// An `h1`/`h2` that repeats the page title, or whose class weight is negative.

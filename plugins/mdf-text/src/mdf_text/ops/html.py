@@ -4,9 +4,13 @@ The kernel decodes binary pages as a browser would (byte-order mark, the HTTP ch
 a ``<meta>`` prescan, chardetng's guess), tokenizes them with a WHATWG tokenizer, drops page furniture by tag,
 ARIA role, class/id words, hidden styles and link density, and keeps the best-scoring block of prose with its
 sibling paragraphs (Mozilla Readability's rules, plus blocks of prose wrapped too deep for those rules to see:
-``favor`` sets how short such a block may be, or turns them off with ``precision``). It runs on all kernel
-threads (``MDF_NUM_THREADS``) without the GIL. A page without main text gets an empty ``text``, so a later
-``text_length_filter`` drops it with its reason; a null page gets null columns.
+``favor`` sets how short such a block may be, or turns them off with ``precision``; ``balanced`` and ``recall``
+also keep short bullet lists, one-line sentences in their own ``<div>``, and a data table with its heading
+beside the article). It runs on all kernel threads (``MDF_NUM_THREADS``) without the GIL. A page without main
+text (no block of 25 characters) gets an empty ``text``, so a later ``text_length_filter`` drops it with its
+reason; a null page gets null columns. Only ``favor="recall"`` gives such a page its body text instead, when
+that is short (under 500 characters) and at most half links: a one-line note is what recall asks for, while the
+empty text stays the filter signal in the other modes (stubs, galleries, error and login pages).
 
 Deterministic: a page longer than ``max_bytes`` is extracted from its first ``max_bytes`` bytes (a budget in
 bytes, not time, so the output never depends on machine load); such pages are counted (``pages_truncated``)
@@ -59,7 +63,8 @@ class HtmlExtract(Refiner):
         favor: Literal["precision", "balanced", "recall"] = Field(
             "balanced",
             description="precision: Readability's rules alone (less boilerplate, some article text lost); "
-            "recall: also keep shorter blocks of prose next to the article (more of it, more boilerplate)",
+            "recall: also keep shorter blocks of prose next to the article, and the short body of a page "
+            "without any block of text (more of it, more boilerplate)",
         )
 
     @classmethod
