@@ -13,9 +13,10 @@ from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import Field, FilePath, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from mdf import Filter, Params, has_native_kernel, native_kernel
+from mdf.storage.urls import is_remote
 
 # scheme (optional, "//" required), optional userinfo, then the host: a bracketed IPv6 literal or up to : / ? #
 _HOST_RE = r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//(?:[^@/?#]*@)?(?P<host>\[[^\]/?#]*\]|[^:/?#\[\]]*)"
@@ -23,9 +24,17 @@ _BAD_HOST_CHARS = r"[\s<>\"{}|\\^`%]"
 
 
 def read_blocklist(path: str | Path) -> list[str]:
-    """Domains from a file: one a line, ``#`` starts a comment, ``*.`` and surrounding dots ignored."""
+    """Domains from a file: one a line, ``#`` starts a comment, ``*.`` and surrounding dots ignored. ``path`` may
+    be a URL (``s3://``, ``https://``, ...): read through :mod:`mdf.storage`, like the reader's inputs, so a
+    recipe run on a cluster needs no local copy of its blocklist."""
+    if is_remote(str(path)):
+        from mdf.storage import default
+
+        text = default().read_bytes(str(path)).decode("utf-8")
+    else:
+        text = Path(path).read_text(encoding="utf-8")
     out = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         domain = normalize_domain(line.split("#", 1)[0])
         if domain:
             out.append(domain)
@@ -83,12 +92,22 @@ class UrlFilter(Filter):
 
     class Params(Params):
         column: str = Field("url", description="string column holding the URL")
-        blocklist: FilePath | None = Field(None, description="file of domains, one a line, '#' comments")
+        blocklist: str | None = Field(
+            None, description="file of domains, one a line, '#' comments: a local path or a URL (s3://, https://)"
+        )
         domains: list[str] = Field(default_factory=list, description="more blocked domains, inline")
         block_words: list[str] = Field(default_factory=list, description="drop URLs containing any (any case)")
         engine: Literal["auto", "native", "arrow"] = Field(
             "auto", description="native = mdf-kernels (Rust), arrow = pyarrow.compute; auto: native when installed"
         )
+
+        @field_validator("blocklist")
+        @classmethod
+        def _a_file(cls, value: str | None) -> str | None:
+            """A local blocklist must be a file now (before any work); a URL is read, and checked, at setup."""
+            if value is not None and not is_remote(value) and not Path(value).is_file():
+                raise ValueError(f"{value!r} is not a file; give the blocklist's path or its s3:// / https:// URL")
+            return value
 
         @model_validator(mode="after")
         def _something_to_block(self) -> UrlFilter.Params:
