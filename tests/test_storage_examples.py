@@ -110,3 +110,35 @@ def test_the_fineweb_recipe_s3_to_s3_equals_the_local_run(tmp_path: Path, seawee
     kept = sum(pq.read_metadata(p).num_rows for p in (local / "out").glob("*.parquet"))
     assert 0 < kept < 3000
     shutil.rmtree(folder)
+
+
+def test_a_score_cut_estimated_from_a_scored_output_on_s3(tmp_path: Path, seaweed: SeaweedS3, bucket: str):
+    """``score_filter``'s ``top_fraction`` with ``estimate_from`` naming Parquet on S3 sets the cut a local copy
+    sets: the same rows kept. Fails on the code before: the URL went to ``pyarrow.dataset`` as a local path
+    (exit 2 naming ``estimate_from``: seen)."""
+    import numpy as np
+    import pyarrow as pa
+
+    folder = tmp_path / "scored"
+    folder.mkdir()
+    rng = np.random.default_rng(4)
+    for i in range(3):
+        scores = rng.random(2000).astype(np.float32)
+        pq.write_table(pa.table({"id": np.arange(i * 2000, (i + 1) * 2000), "fasttext_hq": scores}),
+                       folder / f"part-{i}.parquet", row_group_size=500)  # fmt: skip
+    _upload(seaweed, bucket, folder, "scored")
+    kept = {}
+    for name, place in (("local", str(folder / "*.parquet")), ("remote", f"s3://{bucket}/scored/*.parquet")):
+        recipe = {
+            "reader": {"type": "parquet", "paths": [place]},
+            "stages": [{"name": "cut", "operators": [
+                {"score_filter": {"column": "fasttext_hq", "top_fraction": 0.1, "estimate_from": [place]}}]}],
+            "writer": {"type": "parquet", "path": str(tmp_path / name / "out")},
+            "executor": {"type": "inline"},
+        }  # fmt: skip
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(recipe))
+        result = run_mdf("run", "-q", str(tmp_path / f"{name}.yaml"), env=env(seaweed, tmp_path))
+        assert result.returncode == 0, f"{name}: {result.stderr[-3000:]}"
+        kept[name] = sorted(i for p in (tmp_path / name / "out").glob("*.parquet")
+                            for i in pq.read_table(p).column("id").to_pylist())  # fmt: skip
+    assert kept["remote"] == kept["local"] and 550 <= len(kept["local"]) <= 650

@@ -28,6 +28,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from mdf.errors import MdfError, RecipeError
 from mdf.io.sharding import expand_paths
 from mdf.operators import Filter, Params
+from mdf.storage.urls import is_remote
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ class ScoreFilter(Filter):
             if not value or column is None:
                 return value
             try:
-                schema = ds.dataset(expand_paths(value, "estimate_from", (".parquet",)), format="parquet").schema
+                schema = scored_dataset(expand_paths(value, "estimate_from", (".parquet",))).schema
             except (RecipeError, pa.ArrowException, OSError) as exc:
                 raise ValueError(getattr(exc, "detail", str(exc))) from None
             field = schema.field(column) if column in schema.names else None
@@ -104,8 +105,7 @@ def estimate_threshold(paths: list[str], column: str, fraction: float, sample_ro
 
     All scores when there are at most ``sample_rows``, else a seeded uniform sample of that many (each batch
     contributes in proportion to its rows), so every worker computes the same threshold."""
-    files = expand_paths(paths, "estimate_from", (".parquet",))
-    dataset = ds.dataset(files, format="parquet")
+    dataset = scored_dataset(expand_paths(paths, "estimate_from", (".parquet",)))
     total = dataset.count_rows()
     rng = np.random.default_rng(seed)
     keep = min(1.0, sample_rows / total) if total else 1.0
@@ -119,3 +119,22 @@ def estimate_threshold(paths: list[str], column: str, fraction: float, sample_ro
     if not len(sample):
         raise MdfError(f"score_filter: estimate_from {paths} holds no non-null {column!r} score; nothing to rank")
     return float(np.quantile(sample, 1.0 - fraction, method="higher"))
+
+
+def scored_dataset(files: list[str]) -> ds.Dataset:
+    """The Parquet files as one dataset: local paths, or URLs of one object store read through its pyarrow file
+    system (:meth:`mdf.storage.Storage.resolve`: footers and the score column's pages by range), so a cut can
+    be set from a scored output on S3 without copying it."""
+    if not any(is_remote(f) for f in files):
+        return ds.dataset(files, format="parquet")
+    from mdf.storage import default
+
+    resolved = [default().resolve(f) for f in files]
+    systems = {id(fs) for fs, _ in resolved}
+    if len(systems) > 1 or not all(is_remote(f) for f in files):
+        raise RecipeError(
+            f"estimate_from mixes file systems ({files[0]!r}, ...); give files of one place (one bucket's URLs, or "
+            "local paths)",
+            "estimate_from",
+        )
+    return ds.dataset([path for _, path in resolved], format="parquet", filesystem=resolved[0][0])
