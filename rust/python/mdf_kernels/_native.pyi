@@ -510,9 +510,7 @@ class FastTextModel:
     @property
     def dim(self) -> int:
         """Dimension of the word vectors."""
-    def predict(
-        self, lines: _ArrayLike, labels: list[int] | None = None
-    ) -> tuple[list[pa.FloatArray], pa.UInt32Array]:
+    def predict(self, lines: _ArrayLike, labels: list[int] | None = None) -> tuple[list[pa.FloatArray], pa.UInt32Array]:
         """fastText's ``predict(line, k=-1, threshold=0.0)`` of every line, on the kernel pool without the GIL.
 
         Each line is read as fastText reads a stream: tokens split on space, tab, CR, LF, VT, FF and NUL, a
