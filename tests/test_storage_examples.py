@@ -142,3 +142,44 @@ def test_a_score_cut_estimated_from_a_scored_output_on_s3(tmp_path: Path, seawee
         kept[name] = sorted(i for p in (tmp_path / name / "out").glob("*.parquet")
                             for i in pq.read_table(p).column("id").to_pylist())  # fmt: skip
     assert kept["remote"] == kept["local"] and 550 <= len(kept["local"]) <= 650
+
+
+def test_a_fasttext_model_named_by_its_s3_url(tmp_path: Path, seaweed: SeaweedS3, bucket: str):
+    """``fasttext_classifier``'s ``model: s3://...`` is fetched once into the machine's cache and scores as the
+    local file does; a URL naming no object is one line at validate time (exit 2). Fails on the code before:
+    the URL was taken for a local path ('... is no file', exit 2: seen)."""
+    import importlib.util
+
+    import pyarrow as pa
+
+    spec = importlib.util.spec_from_file_location(
+        "fasttext_helpers", ROOT / "plugins" / "mdf-text" / "tests" / "fasttext_helpers.py"
+    )
+    assert spec is not None and spec.loader is not None
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    (tmp_path / "models").mkdir()
+    models = helpers.train(tmp_path / "models")
+    seaweed.client().upload_file(str(models["bin"]), bucket, "models/quality.bin")
+    texts = ["theorem proof lemma study", "buy click free casino deal", "minister said council vote", ""]
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table({"text": texts * 50}), tmp_path / "in" / "t.parquet")
+    scores = {}
+    for name, model in (("local", str(models["bin"])), ("remote", f"s3://{bucket}/models/quality.bin"),
+                        ("missing", f"s3://{bucket}/models/nothing.bin")):  # fmt: skip
+        recipe = {
+            "reader": {"type": "parquet", "paths": [str(tmp_path / "in" / "t.parquet")]},
+            "stages": [{"name": "score", "operators": [{"fasttext_classifier": {"model": model}}]}],
+            "writer": {"type": "parquet", "path": str(tmp_path / name / "out")},
+            "rejected": {"type": "parquet", "path": str(tmp_path / name / "rejected")},
+        }
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(recipe))
+        result = run_mdf("run", "-q", str(tmp_path / f"{name}.yaml"), env=env(seaweed, tmp_path))
+        if name == "missing":
+            assert result.returncode == 2 and "nothing.bin" in result.stderr, result.stderr[-2000:]
+            assert "Traceback" not in result.stderr
+            continue
+        assert result.returncode == 0, f"{name}: {result.stderr[-3000:]}"
+        scores[name] = pq.read_table(tmp_path / name / "out")
+    assert scores["remote"].equals(scores["local"]) and scores["local"].num_rows == 200
+    assert len(list((tmp_path / "cache" / "models").glob("*-quality.bin"))) == 1  # fetched once, kept

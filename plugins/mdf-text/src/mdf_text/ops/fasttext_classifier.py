@@ -51,8 +51,9 @@ class FastTextClassifier(Refiner):
 
     class Params(Params):
         model: str = Field(
-            description="path of a supervised fastText model on this machine (.bin or quantized .ftz); checked at "
-            "validate time (a fastText file, supervised, with the named labels)"
+            description="a supervised fastText model (.bin or quantized .ftz): a path, or a URL (s3://, https://) "
+            "fetched once per machine into the cache; checked at validate time (a fastText file, supervised, with the "
+            "named labels)"
         )
         labels: list[str] | None = Field(
             None, min_length=1, description="labels to score, with or without '__label__' (default: all the model's)"
