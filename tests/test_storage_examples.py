@@ -183,3 +183,40 @@ def test_a_fasttext_model_named_by_its_s3_url(tmp_path: Path, seaweed: SeaweedS3
         scores[name] = pq.read_table(tmp_path / name / "out")
     assert scores["remote"].equals(scores["local"]) and scores["local"].num_rows == 200
     assert len(list((tmp_path / "cache" / "models").glob("*-quality.bin"))) == 1  # fetched once, kept
+
+
+def test_webdataset_tars_read_from_s3(tmp_path: Path, seaweed: SeaweedS3, bucket: str):
+    """``webdataset`` reads tar shards by URL, streamed by ranged requests: the rows of the local run, a cut tar
+    reported the same way. Fails on the code before: ``os.path.getsize`` of the URL (FileNotFoundError: seen)."""
+    pytest.importorskip("mdf_image")
+    import io
+    import tarfile
+
+    folder = tmp_path / "wds"
+    folder.mkdir()
+    for t in range(3):
+        with tarfile.open(folder / f"shard-{t}.tar", "w") as tar:
+            for k in range(40):
+                for ext, data in (("jpg", bytes([t, k]) * 300), ("txt", f"caption {t} {k}".encode())):
+                    info = tarfile.TarInfo(f"{t:02d}{k:04d}.{ext}")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    cut = (folder / "shard-2.tar").read_bytes()
+    (folder / "shard-2.tar").write_bytes(cut[: len(cut) // 2 + 100])  # damaged: rows up to the cut, then a reason
+    _upload(seaweed, bucket, folder, "wds")
+    out = {}
+    for name, place in (("local", str(folder / "*.tar")), ("remote", f"s3://{bucket}/wds/*.tar")):
+        recipe = {
+            "reader": {"type": "webdataset", "paths": [place]},
+            "stages": [{"name": "s", "operators": [{"noop_refiner": {}}]}],
+            "writer": {"type": "parquet", "path": str(tmp_path / name / "out")},
+            "rejected": {"type": "parquet", "path": str(tmp_path / name / "rejected")},
+        }
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(recipe))
+        result = run_mdf("run", "-q", str(tmp_path / f"{name}.yaml"), env=env(seaweed, tmp_path))
+        assert result.returncode == 0, f"{name}: {result.stderr[-3000:]}"
+        out[name] = tmp_path / name
+    assert_same_outputs(out["remote"] / "out", out["local"] / "out")
+    assert_same_outputs(out["remote"] / "rejected", out["local"] / "rejected")
+    kept = sum(pq.read_metadata(p).num_rows for p in (out["local"] / "out").glob("*.parquet"))
+    assert 80 < kept < 120

@@ -9,15 +9,18 @@ sample being read when it broke, which may have been complete): the run goes on 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import IO
 
 import pyarrow as pa
 from pydantic import Field
 
 from mdf import REASON, Params, Reader, RecipeError, Shard, expand_paths, shard_ids
+from mdf.storage import is_remote
 from mdf_image.io import sample_data_hint
 
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz")
@@ -72,7 +75,9 @@ class WebDatasetReader(Reader):
     modality = "image"
 
     class Params(Params):
-        paths: list[str] = Field(min_length=1, description="tar files (.tar, .tar.gz, .tgz), folders or globs")
+        paths: list[str] = Field(
+            min_length=1, description="tar files (.tar, .tar.gz, .tgz), folders or globs; or s3:// / https:// URLs"
+        )
         image_extensions: list[str] = Field(
             ["jpg", "jpeg", "png", "webp", "gif"], min_length=1, description="member extensions that hold the image"
         )
@@ -84,7 +89,7 @@ class WebDatasetReader(Reader):
             files = [f for f in expand_paths(self.params.paths) if f.lower().endswith(TAR_SUFFIXES)]
             if not files:
                 raise RecipeError(f"no tar file ({', '.join(TAR_SUFFIXES)}) in {self.params.paths}", "reader.paths")
-        return [Shard(sid, f, os.path.getsize(f)) for f, sid in zip(files, shard_ids(files), strict=True)]
+        return [Shard(sid, f, _size(f)) for f, sid in zip(files, shard_ids(files), strict=True)]
 
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
         rows = _Rows()
@@ -101,7 +106,7 @@ class WebDatasetReader(Reader):
         caption_ext, meta_ext = p.caption_extension.lower().lstrip("."), p.metadata_extension.lower().lstrip(".")
         current: _Sample | None = None
         try:
-            with tarfile.open(path, mode="r|*") as tar:
+            with _opened(path) as raw, tarfile.open(path if raw is None else None, mode="r|*", fileobj=raw) as tar:
                 for member in tar:
                     if not member.isfile():
                         continue
@@ -125,6 +130,27 @@ class WebDatasetReader(Reader):
             return
         if current is not None:
             yield _finish(current)
+
+
+def _size(path: str) -> int:
+    if not is_remote(path):
+        return os.path.getsize(path)
+    from mdf.storage import default
+
+    return default().info(path).size
+
+
+@contextlib.contextmanager
+def _opened(path: str) -> Iterator[IO[bytes] | None]:
+    """``None`` for a local file (``tarfile`` opens it), else the object streamed by ranged requests through
+    :mod:`mdf.storage` (``s3://``, ``https://``...): a tar is read front to back, never downloaded first."""
+    if not is_remote(path):
+        yield None
+        return
+    from mdf.storage import default
+
+    with default().open_input(path, size=_size(path)) as f:
+        yield f
 
 
 def _finish(sample: _Sample) -> _Sample:
