@@ -220,3 +220,32 @@ def test_webdataset_tars_read_from_s3(tmp_path: Path, seaweed: SeaweedS3, bucket
     assert_same_outputs(out["remote"] / "rejected", out["local"] / "rejected")
     kept = sum(pq.read_metadata(p).num_rows for p in (out["local"] / "out").glob("*.parquet"))
     assert 80 < kept < 120
+
+
+def test_an_image_folder_read_from_s3(tmp_path: Path, seaweed: SeaweedS3, bucket: str):
+    """``image_folder`` lists a folder URL (one listing, sizes included) and reads its images 16 requests at a
+    time: the rows and ids of the local folder. Fails on the code before: the URL was taken for a local glob
+    ('no image file ... under', exit 2: seen)."""
+    pytest.importorskip("mdf_image")
+    folder = tmp_path / "imgs"
+    for sub in ("a", "b/c"):
+        (folder / sub).mkdir(parents=True)
+    for k in range(30):
+        (folder / ("a" if k % 2 else "b/c") / f"img-{k:03d}.jpg").write_bytes(bytes([k]) * (100 + k))
+    client = seaweed.client()
+    for path in sorted(folder.rglob("*.jpg")):
+        client.upload_file(str(path), bucket, f"imgs/{path.relative_to(folder).as_posix()}")
+    out = {}
+    for name, place in (("local", str(folder)), ("remote", f"s3://{bucket}/imgs")):
+        recipe = {
+            "reader": {"type": "image_folder", "paths": [place], "files_per_shard": 8},
+            "stages": [{"name": "s", "operators": [{"noop_refiner": {}}]}],
+            "writer": {"type": "parquet", "path": str(tmp_path / name / "out")},
+        }
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(recipe))
+        result = run_mdf("run", "-q", str(tmp_path / f"{name}.yaml"), env=env(seaweed, tmp_path))
+        assert result.returncode == 0, f"{name}: {result.stderr[-3000:]}"
+        tables = [pq.read_table(p) for p in sorted((tmp_path / name / "out").glob("*.parquet"))]
+        out[name] = [t.drop_columns(["path"]) for t in tables]
+    assert len(out["local"]) == 4 and all(a.equals(b) for a, b in zip(out["remote"], out["local"], strict=True))
+    assert sum(t.num_rows for t in out["local"]) == 30
