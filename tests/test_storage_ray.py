@@ -155,3 +155,26 @@ def test_ray_killed_mid_run_then_resume_gives_exactly_the_clean_rows(
     assert_same_parts(out, inline_run[0])
     assert_same_parts(objects(seaweed, bucket, "killed/rej"), inline_run[1])
     assert json.loads(out["_mdf/metrics.json"])["resumed"]["skipped_shards"] >= 1
+
+
+def test_a_node_that_cannot_reach_s3_is_named_in_the_one_line(tmp_path: Path, monkeypatch) -> None:
+    """A writer's upload that fails for good says which node it ran on (issue 30: "a node that cannot reach S3:
+    one line naming the node"). Fails without the node in the message (seen: only the URL and the error)."""
+    from mdf.storage import S3Settings, Storage, StorageError, StorageSettings
+    from mdf.storage.parts import PartTarget, PartUploads, node_address
+
+    monkeypatch.setenv("MDF_CACHE_DIR", str(tmp_path / "cache"))
+    unreachable = S3Settings(endpoint_url="http://127.0.0.1:9", max_attempts=1, connect_timeout_s=1)
+    storage = Storage(StorageSettings(s3=unreachable))
+    target = PartTarget("s3://b/out", "s3://b/out/_mdf/staging/r1/", "r1", storage)
+    uploads = PartUploads({"writer": target})
+    part = uploads.folders["writer"] / "part-0.parquet"
+    part.write_bytes(b"x" * 100)
+    try:
+        with pytest.raises(StorageError) as err:
+            uploads.commit([str(part)])
+    finally:
+        uploads.close()
+    line = str(err.value)
+    assert "\n" not in line and "s3://b/out/_mdf/staging/r1/part-0.parquet" in line
+    assert f"uploading from the node at {node_address()}" in line

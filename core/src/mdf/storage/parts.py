@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import socket
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any
 from mdf import layout
 from mdf.io import rejected
 from mdf.storage import urls
+from mdf.storage.errors import StorageError
 from mdf.storage.fs import Storage
 from mdf.storage.output import cache_root, mirror_of
 
@@ -91,7 +93,14 @@ class PartUploads:
                 done.append(path)
                 continue
             target = urls.join(self.targets[role].staging, os.path.basename(path))
-            self.targets[role].storage.put_file(path, target)
+            try:
+                self.targets[role].storage.put_file(path, target)
+            except StorageError as exc:  # the one line names the node: one host without a route or keys
+                raise StorageError(
+                    target,
+                    f"{exc.message} (uploading from the node at {node_address()}: every node that runs a writer "
+                    "must reach the S3 endpoint and hold credentials)",
+                ) from exc
             os.unlink(path)
             done.append(target)
         return done
@@ -100,3 +109,15 @@ class PartUploads:
         """Remove the working folders (open shards' temp files; committed parts are on S3 already)."""
         for folder in self.folders.values():
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def node_address() -> str:
+    """This process's node as Ray names it (its IP), else the host name."""
+    try:
+        import ray
+
+        if ray.is_initialized():
+            return str(ray.util.get_node_ip_address())
+    except Exception:  # no Ray, or not in a Ray worker: the host name says where it ran
+        pass
+    return socket.gethostname()
