@@ -23,3 +23,23 @@ def test_an_actor_lost_under_a_task_is_one_line_naming_it_not_an_internal_error(
     line = str(err)
     assert line.startswith("Ray: ActorUnavailableError: The actor") and "temporarily unavailable" in line, line
     assert "\n" not in line and "run.log" in line
+
+
+def test_a_ray_version_mismatch_is_one_line_with_both_versions_and_the_node() -> None:
+    """Joining a cluster of another Ray or Python version: Ray's own check (``check_version_info``, given the
+    metadata of a cluster started with another Ray) raises six lines; the user gets one, with both versions and
+    this process's node (issue 30). Fails on the code before: only 'Version mismatch: The cluster was started
+    with:' was kept (seen)."""
+    import sys
+
+    utils = pytest.importorskip("ray._private.utils")
+    from mdf.executor.placement import join_error
+
+    python = ".".join(map(str, sys.version_info[:3]))
+    with pytest.raises(RuntimeError) as raised:
+        utils.check_version_info({"ray_version": "2.0.0", "python_version": python}, "node 10.77.0.1", True)
+    line = join_error("10.77.0.1:6379", raised.value)
+    assert "\n" not in line and "Ray: 2.0.0" in line and f"Python: {python}" in line and "node 10.77.0.1" in line
+    import ray
+
+    assert f"Ray: {ray.__version__}" in line

@@ -130,11 +130,7 @@ def connect(spec: RayParams) -> RaySession:
         try:
             ray.init(address=address, **common)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ClusterUnreachable(
-                f"cannot join the Ray cluster at {address!r}: {first}; start it (`ray start --head --port PORT`) "
-                "or fix executor.address / RAY_ADDRESS"
-            ) from None
+            raise ClusterUnreachable(join_error(address, exc)) from None
         reclaim()  # ray.init replaced mdf's SIGTERM handler with its own sys.exit(15)
         return RaySession(True, address, _session_logs())
     # Ray prestarts a worker per CPU at init for tasks; an mdf run uses actors only, which get their own
@@ -166,6 +162,23 @@ def _token_auth_as_ray_start() -> None:
     except ImportError:  # a Ray without token authentication: nothing to send
         return
     maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+
+
+def join_error(address: str, exc: BaseException) -> str:
+    """The one line a failed ``ray.init(address=...)`` becomes. Ray's version check spreads the two versions (and
+    the node of this process) over six lines; they are the point of that error, so they are kept, joined."""
+    text = str(exc).strip()
+    if text.startswith("Version mismatch"):
+        versions = " ".join(text.split())
+        return (
+            f"cannot join the Ray cluster at {address!r}: {versions}; run mdf with the cluster's Ray and Python "
+            "versions (pip install ray==<its version> in a Python of its version)"
+        )
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return (
+        f"cannot join the Ray cluster at {address!r}: {first}; start it (`ray start --head --port PORT`) "
+        "or fix executor.address / RAY_ADDRESS"
+    )
 
 
 def _reachable(address: str, timeout_s: float) -> None:
