@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from mdf.errors import MdfError
 from mdf.metrics import REASON
-from mdf.storage import default, is_remote
+from mdf.storage import is_remote
 
 MAX_CHARS = 240
 MAX_COLUMNS = 6
@@ -28,7 +28,7 @@ def _files(path: str, fmt: str | None) -> list[str]:
     published parts by URL."""
     ext = ".parquet" if fmt == "parquet" else ".jsonl"
     if path and is_remote(path):
-        return sorted(o.url for o in default().list(path) if ext in o.url.rsplit("/", 1)[-1])
+        return sorted(o.url for o in _storage().list(path) if ext in o.url.rsplit("/", 1)[-1])
     if not path or not os.path.isdir(path):
         return []
     return sorted(
@@ -42,14 +42,14 @@ def _files(path: str, fmt: str | None) -> list[str]:
 def _batches(files: list[str], fmt: str | None, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
     if fmt == "parquet":  # file by file (pyarrow.dataset would add ~0.1 s of import to every run's report)
         for f in files:  # an object on S3 is read by range: footer, then row group by row group
-            yield from pq.ParquetFile(default().open_random(f) if is_remote(f) else f).iter_batches(
+            yield from pq.ParquetFile(_storage().open_random(f) if is_remote(f) else f).iter_batches(
                 batch_size=4096, columns=columns
             )
         return
     import pyarrow.json as pj
 
     for f in files:  # JSON Lines, maybe compressed: one file at a time, stopped by the caller when it has enough
-        yield from pj.read_json(default().open_input(f) if is_remote(f) else f).to_batches()
+        yield from pj.read_json(_storage().open_input(f) if is_remote(f) else f).to_batches()
 
 
 def _cell(value: Any) -> str:
@@ -85,3 +85,10 @@ def rejected_samples(
     except (OSError, pa.ArrowInvalid, MdfError):  # unreadable (or no credentials here): the report goes without
         return out
     return out
+
+
+def _storage() -> Any:
+    """The storage layer, imported for an ``s3://`` rejected output only: a local run's report needs none of it."""
+    from mdf.storage import default
+
+    return default()

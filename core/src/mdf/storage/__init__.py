@@ -39,8 +39,10 @@ _EXPORTS = {
     "S3Lock": "mdf.storage.lock",
     "RetryPolicy": "mdf.storage.retry",
     "is_transient": "mdf.storage.retry",
+    "has_wildcard": "mdf.storage.urls",
     "is_remote": "mdf.storage.urls",
     "join": "mdf.storage.urls",
+    "literal_prefix": "mdf.storage.urls",
     "scheme_of": "mdf.storage.urls",
 }
 
@@ -51,7 +53,7 @@ if TYPE_CHECKING:
     from mdf.storage.fs import ObjectInfo, Storage, configure, default
     from mdf.storage.lock import S3Lock
     from mdf.storage.retry import RetryPolicy, is_transient
-    from mdf.storage.urls import is_remote, join, scheme_of
+    from mdf.storage.urls import has_wildcard, is_remote, join, literal_prefix, scheme_of
 
 __getattr__ = _lazy_exports(__name__, _EXPORTS)
 
@@ -69,9 +71,11 @@ __all__ = [
     "commoncrawl_urls",
     "configure",
     "default",
+    "has_wildcard",
     "is_remote",
     "is_transient",
     "join",
+    "literal_prefix",
     "parse_storage",
     "scheme_of",
 ]

@@ -19,7 +19,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from mdf import REASON, InputError, Params, Reader, RecipeError, Shard
-from mdf.storage.urls import has_wildcard, is_remote, literal_prefix
+from mdf.storage import has_wildcard, is_remote, literal_prefix
 from mdf_image.io import sample_data_hint
 
 IMAGE_EXTENSIONS = ("jpg", "jpeg", "png", "webp", "gif")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mdf.storage.urls import is_remote
+from mdf.storage import is_remote
 
 MAGIC = 793712314  # FASTTEXT_FILEFORMAT_MAGIC_INT32
 LABEL_PREFIX = "__label__"

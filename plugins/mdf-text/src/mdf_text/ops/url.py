@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from pydantic import Field, field_validator, model_validator
 
 from mdf import Filter, Params, has_native_kernel, native_kernel
-from mdf.storage.urls import is_remote
+from mdf.storage import is_remote
 
 # scheme (optional, "//" required), optional userinfo, then the host: a bracketed IPv6 literal or up to : / ? #
 _HOST_RE = r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//(?:[^@/?#]*@)?(?P<host>\[[^\]/?#]*\]|[^:/?#\[\]]*)"
