@@ -15,7 +15,8 @@ Layout (all made by :class:`NetnsCluster`, named ``mdfc-<id>-*``, nothing else t
   started before Ray so every node's environment carries the standard AWS variables naming it: workers reach it
   through the bridge only, as worker machines reach a bucket over the network;
 * ``w1``, ``w2``, ...: ``10.77.0.<2+i>``, ``ray start --address`` with one CPU each, pinned with ``taskset`` to
-  core ``i mod cores``, so on a two-core machine each worker has a core of its own.
+  core ``i mod cores``, so on a two-core machine each worker has a core of its own, and a custom resource
+  ``node_w1``, ``node_w2``, ... of 1 that a recipe's ``resources: {custom: {node_w1: 1}}`` pins a stage to.
 
 The subnet is the same for every cluster: each cluster's namespaces see only each other (no route leaves the
 bridge), so two clusters (two test runs) never meet. Ray's token authentication is on, with a token of the
@@ -166,7 +167,7 @@ class NetnsCluster:
         self._run(head, cmd, timeout_s)
         for node in self.nodes[1:]:
             cmd = [ray, "start", "--address", self.address, common[0], node.address, "--num-cpus", "1", common[1],
-                   common[2], str(self.object_store_bytes)]  # fmt: skip
+                   common[2], str(self.object_store_bytes), "--resources", f'{{"node_{node.name}": 1}}']  # fmt: skip
             self._run(node, cmd, timeout_s)
         self.wait_for_nodes(len(self.nodes), timeout_s)
 

@@ -4,12 +4,8 @@ raylet) project the two-replica run within 30 %, in two forms that can each fail
 Both raylets run on this machine with one CPU each, so "two nodes" are two CPUs: the projection counts every
 process's CPU (stage replicas, loaders, writers, driver) against the cluster's CPUs.
 
-1. CPU-seconds: the projection's CPU-bound rate implies CPU-seconds per row (CPUs / rows per second); the two-replica
-   run's processes must spend that, give or take 30 %. Fails when per-row costs do not carry over from one replica
-   to two, or when ``project`` scales them wrongly.
-2. Throughput at the CPUs the run could have had: its own CPU time plus the machine's idle time over the run's
-   window (``tests/cpu_window.py``, from ``/proc/stat``), capped at the cluster's 2. A run that leaves CPUs idle
-   (poor scaling, a serial bottleneck the model misses) falls short of the projection there, loaded or not.
+The two checks (CPU-seconds per row, and rows/s at the CPUs the run could have had) are
+:mod:`tests.projection_check`'s, shared with the network-namespace cluster's test.
 
 The old test divided by the CPU the two-replica run *used* whenever the load exceeded the cores (nearly always on 2
 cores), so measured throughput cancelled out: a run that left a core idle passed. Seen red: with ``project``'s CPU
@@ -21,13 +17,13 @@ with none idle it reduces to check 1's per-row costs.
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 import yaml
 
 from .conftest import run_mdf
 from .cpu_window import IdleSampler
+from .projection_check import compare
 from .ray_helpers import many_rows_parquet, text_recipe
 from .test_ray_multinode import cluster  # noqa: F401  (the two-raylet fixture)
 
@@ -43,9 +39,6 @@ def _run(tmp, name, recipe, env):
 
 
 def test_two_node_run_within_30_percent_of_projection(tmp_path, cluster):  # noqa: F811
-    from mdf.metrics import RunMetrics
-    from mdf.projection import Measured, project
-
     address, env = cluster
     paths = many_rows_parquet(tmp_path / "in", files=4, rows=40_000)
     reader = {"type": "parquet", "paths": [paths]}
@@ -70,29 +63,6 @@ def test_two_node_run_within_30_percent_of_projection(tmp_path, cluster):  # noq
     stats = {s["name"]: s for s in measured_two["stage_stats"]}
     assert all(len(s["replica_utilisation"]) == 2 for s in stats.values())
     assert len(stats["clean"]["nodes"]) == 2, "the two replicas did not land on two raylets"
-    cost = Measured.from_metrics(RunMetrics.from_dict(measured_one))
-    rows = m["rows_read"]
-    window = m["wall_s"] - m["startup_s"]
-    actual = rows / window
-    two_cost = Measured.from_metrics(RunMetrics.from_dict(m))
-
-    # 1. CPU-seconds the projection implies for the run (it is CPU-bound at 2 CPUs) against those it spent
-    on_two = project(cost, cpus=2)
-    assert on_two.bound.startswith("CPU"), f"the projection is not CPU-bound here: {on_two.bound}"
-    predicted_cpu_s = 2 * rows / on_two.rows_per_s
-    spent_cpu_s = two_cost.cpu_s_per_row * rows
-
-    # 2. rows/s at the CPUs the run could have had: what it used plus what the machine left idle meanwhile
-    start = m["timeline"]["started_at"] + m["startup_s"]
-    idle_s = idle.idle_between(start, start + window)
-    available = min(2.0, (spent_cpu_s + idle_s) / window)
-    projected = project(cost, cpus=available).rows_per_s  # type: ignore[arg-type]  (the CPU bound is linear)
-    print(
-        f"CPU-seconds: projected {predicted_cpu_s:.2f}, spent {spent_cpu_s:.2f} "
-        f"(x{spent_cpu_s / predicted_cpu_s:.2f}); "
-        f"{available:.2f} CPUs available (idle {idle_s:.2f} s over {window:.2f} s, load {os.getloadavg()[0]:.1f}): "
-        f"projected {projected:,.0f} rows/s, measured {actual:,.0f} (x{actual / projected:.2f})"
-    )
-    cpu_ratio, rate_ratio = spent_cpu_s / predicted_cpu_s, actual / projected
-    assert 0.7 <= cpu_ratio <= 1.3, f"CPU-seconds projected {predicted_cpu_s:.2f}, spent {spent_cpu_s:.2f}"
-    assert 0.7 <= rate_ratio <= 1.3, f"projected {projected:,.0f} rows/s at {available:.2f} CPUs, got {actual:,.0f}"
+    comparison = compare(measured_one, measured_two, idle, cpus=2)
+    print(comparison)
+    comparison.check(tolerance=0.3)

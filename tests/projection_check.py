@@ -1,0 +1,67 @@
+"""The scale-out projection checked against a measured run, in two forms that can each fail on any machine load.
+
+Shared by the two-raylet test on loopback (``test_projection_multinode.py``) and the network-namespace cluster
+(``test_cluster_projection.py``): costs measured on a one-replica run project the two-replica run.
+
+1. CPU-seconds: the projection's CPU-bound rate implies CPU-seconds per row (CPUs / rows per second); the
+   two-replica run's processes must spend that, give or take ``tolerance``. Fails when per-row costs do not carry
+   over from one replica to two, or when ``project`` scales them wrongly.
+2. Throughput at the CPUs the run could have had: its own CPU time plus the machine's idle time over the run's
+   window (:mod:`tests.cpu_window`, from ``/proc/stat``), capped at the cluster's CPUs. A run that leaves CPUs
+   idle (poor scaling, a serial bottleneck the model misses) falls short of the projection there, loaded or not.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .cpu_window import IdleSampler
+
+
+@dataclass
+class Comparison:
+    predicted_cpu_s: float
+    spent_cpu_s: float
+    available_cpus: float
+    projected_rows_s: float
+    measured_rows_s: float
+
+    @property
+    def cpu_ratio(self) -> float:
+        return self.spent_cpu_s / self.predicted_cpu_s
+
+    @property
+    def rate_ratio(self) -> float:
+        return self.measured_rows_s / self.projected_rows_s
+
+    def __str__(self) -> str:
+        return (
+            f"CPU-seconds: projected {self.predicted_cpu_s:.2f}, spent {self.spent_cpu_s:.2f} (x{self.cpu_ratio:.2f}); "
+            f"{self.available_cpus:.2f} CPUs available (load {os.getloadavg()[0]:.1f}): projected "
+            f"{self.projected_rows_s:,.0f} rows/s, measured {self.measured_rows_s:,.0f} (x{self.rate_ratio:.2f})"
+        )
+
+    def check(self, tolerance: float) -> None:
+        lo, hi = 1 - tolerance, 1 + tolerance
+        assert lo <= self.cpu_ratio <= hi, f"CPU-seconds out of +-{tolerance:.0%}: {self}"
+        assert lo <= self.rate_ratio <= hi, f"rows/s out of +-{tolerance:.0%}: {self}"
+
+
+def compare(one: dict, two: dict, idle: IdleSampler, cpus: int) -> Comparison:
+    """Project run ``two`` (``metrics.json`` as a dict) on ``cpus`` CPUs from run ``one``'s measured costs."""
+    from mdf.metrics import RunMetrics
+    from mdf.projection import Measured, project
+
+    cost = Measured.from_metrics(RunMetrics.from_dict(one))
+    rows = two["rows_read"]
+    window = two["wall_s"] - two["startup_s"]
+    on_cluster = project(cost, cpus=cpus)
+    assert on_cluster.bound.startswith("CPU"), f"the projection is not CPU-bound here: {on_cluster.bound}"
+    predicted_cpu_s = cpus * rows / on_cluster.rows_per_s
+    spent_cpu_s = Measured.from_metrics(RunMetrics.from_dict(two)).cpu_s_per_row * rows
+    start = two["timeline"]["started_at"] + two["startup_s"]
+    idle_s = idle.idle_between(start, start + window)
+    available = min(float(cpus), (spent_cpu_s + idle_s) / window)
+    projected = project(cost, cpus=available).rows_per_s  # type: ignore[arg-type]  (the CPU bound is linear)
+    return Comparison(predicted_cpu_s, spent_cpu_s, available, projected, rows / window)
