@@ -14,20 +14,23 @@ own ``metrics.wall_s``):
 
 Run from the repository root, as root, with mdf's venv active::
 
-    python benchmarks/bench_cluster_scaling.py --rows 200000 --repeat 2
+    python benchmarks/bench_cluster_scaling.py --rows 200000 --repeat 2 [--s3]
+
+With ``--s3`` the input is uploaded to a SeaweedFS on the head (``s3://mdf-in/w1/``) and every run, inline
+included, reads it there and writes ``s3://mdf-out/<run>/``: the worker hosts reach the bucket over the bridge.
+The inline run is on the head too, pinned to core 0 (the one-core baseline).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -38,22 +41,13 @@ from tests.netns_cluster import BIN, NetnsCluster, unavailable  # noqa: E402
 from tests.ray_helpers import many_rows_parquet, text_recipe  # noqa: E402
 
 
-def recipe(tmp: Path, data: str, executor: dict, replicas: int) -> Path:
+def recipe(tmp: Path, data: str, executor: dict, replicas: int, out: str) -> Path:
     r = text_recipe(tmp, {"type": "parquet", "paths": [data]}, executor, [{"exact_dedup": {"column": "text"}}],
                     replicas=replicas)  # fmt: skip
+    r["writer"]["path"], r["rejected"]["path"] = f"{out}/out", f"{out}/rejected"
     path = tmp / "r.yaml"
     path.write_text(yaml.safe_dump(r))
     return path
-
-
-def timed(cmd: list[str], run: Callable[[list[str]], Any], out: Path) -> tuple[float, float]:
-    """(process wall, the run's own wall_s) of one ``mdf run``."""
-    start = time.perf_counter()
-    result = run(cmd)
-    wall = time.perf_counter() - start
-    if result.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:3])}: exit {result.returncode}: {result.stderr[-2000:]}")
-    return wall, json.loads((out / "_mdf" / "metrics.json").read_text())["wall_s"]
 
 
 def main() -> None:
@@ -61,32 +55,47 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--batch-rows", type=int, default=8192)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--s3", action="store_true", help="input and output on a SeaweedFS on the head (s3://)")
     args = ap.parse_args()
     if why := unavailable():
         raise SystemExit(f"cannot build the cluster here: {why}")
     work = Path(tempfile.mkdtemp(prefix="mdf-bench-cluster-"))
-    data = many_rows_parquet(work / "in", files=8, rows=args.rows // 8)
+    local = many_rows_parquet(work / "in", files=8, rows=args.rows // 8)
     results: dict[str, tuple[float, float]] = {}
+    mdf = str(BIN / "mdf")
 
-    def best(name: str, make_cmd: Callable, run: Callable, replicas: int, executor: dict) -> None:
+    def best(cluster: NetnsCluster, name: str, data: str, pin: list[str], replicas: int, executor: dict) -> None:
         for i in range(args.repeat):
-            tmp = work / f"{name}-{i}"
+            tmp = work / f"{name.replace(' ', '-')}-{i}"
             tmp.mkdir()
-            path = recipe(tmp, data, {**executor, "batch_rows": args.batch_rows}, replicas)
-            got = timed(make_cmd(path), run, tmp / "out")
+            out = f"s3://mdf-out/{tmp.name}" if args.s3 else str(tmp)
+            path = recipe(tmp, data, {**executor, "batch_rows": args.batch_rows}, replicas, out)
+            start = time.perf_counter()
+            proc = cluster.popen(*pin, mdf, "run", "-q", str(path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)  # fmt: skip
+            _, err = proc.communicate()
+            wall = time.perf_counter() - start
+            if proc.returncode != 0:
+                raise SystemExit(f"{name}: exit {proc.returncode}: {err[-2000:]}")
+            if args.s3:
+                cluster.s3_tool("get", f"{out}/out/_mdf", str(tmp / "out" / "_mdf"))
+            got = wall, json.loads((tmp / "out" / "_mdf" / "metrics.json").read_text())["wall_s"]
             if name not in results or got[0] < results[name][0]:
                 results[name] = got
 
-    def local(cmd: list[str]) -> subprocess.CompletedProcess:
-        return subprocess.run(cmd, capture_output=True, text=True)
-
-    mdf = str(BIN / "mdf")
-    best("inline, one core", lambda p: ["taskset", "-c", "0", mdf, "run", "-q", str(p), "--set",
-                                        "executor.workers=1"], local, 1, {"type": "inline"})  # fmt: skip
     for workers in (1, 2):
-        with _started(workers) as cluster:
-            best(f"ray, {workers} node(s)", lambda p, c=cluster: ["run", "-q", str(p)],
-                 lambda cmd, c=cluster: c.mdf(*cmd), workers, {"type": "ray", "address": cluster.address})  # fmt: skip
+        with _started(workers, args.s3) as cluster:
+            data = local
+            if args.s3:
+                cluster.s3_tool("mb", "mdf-in")
+                cluster.s3_tool("mb", "mdf-out")
+                cluster.s3_tool("put", str(work / "in"), "s3://mdf-in/w1")
+                data = "s3://mdf-in/w1/*.parquet"
+            if workers == 1:  # on the head, pinned to the core w1 has: inline's efficiency on one core
+                best(cluster, "inline, one core", data, ["taskset", "-c", "0"], 1, {"type": "inline", "workers": 1})
+            best(cluster, f"ray, {workers} node(s)", data, [], workers, {"type": "ray", "address": cluster.address})
+    where = "s3 -> s3 (SeaweedFS on the head)" if args.s3 else "local files"
+    print(f"W1 + exact dedup, {args.rows:,} rows, {where}, best of {args.repeat}, load {os.getloadavg()[0]:.1f}")
     for name, (wall, run_wall) in results.items():
         print(f"{name:18s} process {wall:7.2f} s   run {run_wall:7.2f} s   {args.rows / wall:10,.0f} rows/s")
     one, two, inline = results["ray, 1 node(s)"], results["ray, 2 node(s)"], results["inline, one core"]
@@ -97,8 +106,8 @@ def main() -> None:
 class _started:
     """A started :class:`NetnsCluster` as a context manager, closed on the way out."""
 
-    def __init__(self, workers: int) -> None:
-        self.cluster = NetnsCluster(workers=workers)
+    def __init__(self, workers: int, s3: bool) -> None:
+        self.cluster = NetnsCluster(workers=workers, s3=s3)
 
     def __enter__(self) -> NetnsCluster:
         return self.cluster.start()
