@@ -74,9 +74,8 @@ def _finish(storage: Storage, output: str, intent: dict[str, Any]) -> dict[str, 
             )
         )
     keep = set(names)
-    for obj in storage.list(output):  # non-hidden only: _mdf/ and _SUCCESS are not data
-        if obj.url[len(output.rstrip("/")) + 1 :] not in keep:
-            storage.delete(obj.url)
+    old = [o.url for o in storage.list(output) if o.url[len(output.rstrip("/")) + 1 :] not in keep]
+    storage.delete_many(old)  # non-hidden only: _mdf/ and _SUCCESS are not data
     meta: list[str] = intent.get("meta", [])
     with ThreadPoolExecutor(_COPIES) as pool:
         list(
@@ -84,9 +83,9 @@ def _finish(storage: Storage, output: str, intent: dict[str, Any]) -> dict[str, 
                 lambda n: storage.copy(urls.join(staging, n), urls.join(output, n)), [m for m in meta if m in staged]
             )
         )
-    for obj in storage.list(urls.join(output, layout.META, "state"), hidden=True) if meta else []:
-        if obj.url[len(output.rstrip("/")) + 1 :] not in set(meta):  # an earlier run's key state
-            storage.delete(obj.url)
+    # an earlier run's key-state files that this run's do not replace
+    state = storage.list(urls.join(output, layout.META, "state"), hidden=True) if meta else []
+    storage.delete_many([o.url for o in state if o.url[len(output.rstrip("/")) + 1 :] not in set(meta)])
     sizes = {o.url[len(output.rstrip("/")) + 1 :]: o.size for o in storage.list(output)}
     manifest = {
         "run_id": intent["run_id"],
