@@ -58,6 +58,7 @@ class Storage:
         self._fs: dict[str, pafs.FileSystem] = {}
         self._lock = threading.Lock()
         self._client: Any = None  # botocore's S3 client: the lock's conditional PUTs and batched deletes
+        self._client_lock = threading.Lock()  # not _lock: making the client must not hold up resolve()
 
     def __reduce__(self) -> tuple[type[Storage], tuple[StorageSettings]]:
         """Pickled as its settings (file systems and locks are rebuilt): a Ray task or actor can take one."""
@@ -93,7 +94,7 @@ class Storage:
     def s3_client(self) -> Any:
         """botocore's S3 client for these settings (:func:`mdf.storage.lock.s3_client`), made once: importing
         botocore and building a client costs 0.3-1 s here, which one run pays once, for its lock and deletes."""
-        with self._lock:
+        with self._client_lock:
             if self._client is None:
                 from mdf.storage.lock import s3_client
 
