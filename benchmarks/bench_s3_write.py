@@ -16,12 +16,21 @@ Quote the ratio (local wall / s3 wall, same run), never absolute times alone: lo
 measures mdf's request path and SeaweedFS's CPU, not a network.
 
 Measured 2026-12-04 (shared 2 cores, load average 9-15), ``--rows 200000 --files 4 --repeat 2``: s3 -> s3 at
-0.71x the local -> local speed (best 26.1 s vs 18.6 s; the two s3 runs were 26.1 s and 34.4 s: the load's
-spread), kept 183,907 rows in both, every part file byte-identical. Again at load ~5: 0.64x (8.7 s vs 13.6 s).
-Where the difference goes (run.log of one s3 -> s3 run): the executor's phase as long as s3 -> local's, then
-1.6-2.6 s of publish, mostly SeaweedFS's server-side CopyObject of the four ~35 MB parts on the same loaded
-cores, and ~1 s of claim (boto3 import, lock PUT, listing). The mirror's uploads overlap the run (the last one
-took 0.01 s).
+0.71x the local -> local speed (best 26.1 s vs 18.6 s), again at load ~5: 0.64x; kept 183,907 rows in both,
+every part file byte-identical. Then (issue 25) one s3 -> s3 run under cProfile: publish 4.2 s, of it 2.0 s
+deleting the staging prefix (pyarrow ``delete_file`` from 16 threads: on SeaweedFS each parallel delete stalled
+~1 s; 0.05 s serially) and 2.1 s of server-side copies; claim 1.0 s, 0.83 s of it importing boto3 and making
+its client (no ``.pyc`` in this venv: ``PYTHONDONTWRITEBYTECODE=1``, and uv installs without bytecode). Now the
+deletes are one ``DeleteObjects`` (~0.02 s) and the client botocore's own (one per run, shared by the lock).
+
+After, with ``python -m compileall`` run on the venv (as ``pip install`` leaves it), 17:45 UTC, ``uptime`` load
+3.3 -> 7.1 during the run, ``--repeat 3``: 0.60x (best 3.46 s vs 5.82 s); each run's phases from its run log:
+executor local 3.06 / 3.77 / 5.77 s, s3 4.47 / 6.77 / 9.21 s; publish 0.60 / 0.49 / 1.00 s; start, claim and
+report +0.35 s. Before the change, same command, no ``.pyc``, load 1.3 -> 2.9: 0.60x (5.19 s vs 8.63 s); runs
+between, after the change, at load 4-10: 0.58-0.65x. So the ratio swings with the load more than with the change: the publish went
+from 1.6-4.2 s to 0.3-1.2 s (nearly all SeaweedFS copying ~140 MB on the same cores), and what is left is the
+executor phase (+1.4 s: input read from S3 and the parts uploaded, SeaweedFS taking CPU from the run's two
+threads) and the copies; :mod:`mdf.storage.publish` says why the copies stay and what would remove them.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -74,6 +84,16 @@ def s3_parts(client, bucket: str, prefix: str, tmp: Path) -> tuple[int, dict[str
     return local_parts(down)
 
 
+def phases(log: Path) -> str:
+    """The executor phase (and an s3 run's publish) from a run log: steadier than wall-clock ratios on a shared
+    machine. The log is removed (an s3 run's stays in its working folder's ``_mdf/``, where the next one looks)."""
+    text = log.read_text()
+    log.unlink()
+    ran = re.search(r"run finished: .* in ([0-9.]+)s", text)
+    published = re.search(r"published in ([0-9.]+)s", text)
+    return f"executor {ran.group(1) if ran else '?'} s" + (f", publish {published.group(1)} s" if published else "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=200_000)
@@ -97,13 +117,15 @@ def main() -> None:
                 with tempfile.TemporaryDirectory(prefix="mdf-s3write-run-") as tmp:
                     wall = run(files, str(Path(tmp) / "out"), Path(tmp), {})
                     seen["local -> local"] = local_parts(Path(tmp) / "out")
+                    took = phases(Path(tmp) / "out" / "_mdf" / "run.log")
                 best["local -> local"] = min(best.get("local -> local", wall), wall)
-                print(f"  run {i + 1}/{args.repeat}  local -> local {wall:6.2f} s", flush=True)
+                print(f"  run {i + 1}/{args.repeat}  local -> local {wall:6.2f} s  ({took})", flush=True)
                 with tempfile.TemporaryDirectory(prefix="mdf-s3write-run-") as tmp:
                     wall = run(["s3://mdf-w1/w1/*.parquet"], f"s3://mdf-w1/out-{i}", Path(tmp), env)
                     seen["s3 -> s3"] = s3_parts(client, "mdf-w1", f"out-{i}", Path(tmp))
                 best["s3 -> s3"] = min(best.get("s3 -> s3", wall), wall)
-                print(f"  run {i + 1}/{args.repeat}  s3 -> s3       {wall:6.2f} s", flush=True)
+                took = "; ".join(phases(log) for log in (Path(work) / "cache" / "outputs").glob("*/_mdf/run.log"))
+                print(f"  run {i + 1}/{args.repeat}  s3 -> s3       {wall:6.2f} s  ({took})", flush=True)
         finally:
             server.stop()
     (kept_l, parts_l), (kept_s, parts_s) = seen["local -> local"], seen["s3 -> s3"]

@@ -57,6 +57,8 @@ class Storage:
         self.policy = RetryPolicy(attempts=self.settings.s3.max_attempts)
         self._fs: dict[str, pafs.FileSystem] = {}
         self._lock = threading.Lock()
+        self._client: Any = None  # botocore's S3 client: the lock's conditional PUTs and batched deletes
+        self._client_lock = threading.Lock()  # not _lock: making the client must not hold up resolve()
 
     def __reduce__(self) -> tuple[type[Storage], tuple[StorageSettings]]:
         """Pickled as its settings (file systems and locks are rebuilt): a Ray task or actor can take one."""
@@ -88,6 +90,16 @@ class Storage:
             raise MissingDependencyError(f"{url}: reading {scheme}:// needs {package}: pip install {package}") from None
         except ValueError as exc:  # fsspec: "Protocol not known"
             raise StorageError(url, f"unknown protocol {scheme}:// ({exc})") from None
+
+    def s3_client(self) -> Any:
+        """botocore's S3 client for these settings (:func:`mdf.storage.lock.s3_client`), made once: importing
+        botocore and building a client costs 0.3-1 s here, which one run pays once, for its lock and deletes."""
+        with self._client_lock:
+            if self._client is None:
+                from mdf.storage.lock import s3_client
+
+                self._client = s3_client(self.settings)
+            return self._client
 
     def _url(self, scheme: str, path: str) -> str:
         return path if scheme in urls.READ_ONLY else urls.with_scheme(scheme, path)
@@ -247,18 +259,51 @@ class Storage:
     def delete_prefix(self, url: str) -> None:
         """Delete every object under ``url`` (a folder or prefix); nothing there is not an error.
 
-        On an object store: one listing, then one retried DELETE per object (in parallel). pyarrow's
-        ``delete_dir_contents`` is several requests retried as one, which under 30 % SlowDown failed all 8
-        tries in one of three runs here."""
+        On an object store: one listing, then :meth:`delete_many`. pyarrow's ``delete_dir_contents`` is several
+        requests retried as one, which under 30 % SlowDown failed all 8 tries in one of three runs here."""
         fs, path = self.resolve(url)
         if not urls.is_remote(url):
             fs.delete_dir_contents(path.rstrip("/"), missing_dir_ok=True)
             return
-        objects = self.list(url, hidden=True)
-        with ThreadPoolExecutor(16) as pool:
-            list(pool.map(lambda o: self.delete(o.url), objects))
+        self.delete_many([o.url for o in self.list(url, hidden=True)])
         with contextlib.suppress(OSError):  # folder markers some servers list (SeaweedFS): best effort, no data
             fs.delete_dir(path.rstrip("/"))
+
+    def delete_many(self, targets: list[str]) -> None:
+        """Delete these objects (a missing one is no error).
+
+        On S3: ``DeleteObjects``, up to 1,000 keys a request, each request retried by :func:`call` with only the
+        keys the server has not deleted yet (a key answered ``SlowDown`` or ``InternalError`` is sent again; one
+        answered ``AccessDenied`` fails the call naming the object). Measured on SeaweedFS (2 loaded cores):
+        deleting a run's ten staged objects took 2.0-3.0 s as pyarrow ``delete_file`` calls from 16 threads
+        (parallel deletes there stall ~1 s each; 0.05 s serially) and 0.02 s as one ``DeleteObjects``; on AWS it
+        is one request instead of one per object. Elsewhere: one retried delete per object, 16 at a time."""
+        s3 = [u for u in targets if urls.scheme_of(u) in ("s3", "s3a")]
+        others = [u for u in targets if urls.scheme_of(u) not in ("s3", "s3a")]
+        with ThreadPoolExecutor(16) as pool:
+            list(pool.map(self.delete, others))
+        buckets: dict[tuple[str, str], list[str]] = {}
+        for u in s3:
+            bucket, _, key = urls.strip_scheme(u).partition("/")
+            buckets.setdefault((urls.scheme_of(u), bucket), []).append(key)
+        for (scheme, bucket), keys in buckets.items():
+            for i in range(0, len(keys), 1000):
+                self._delete_batch(scheme, bucket, keys[i : i + 1000])
+
+    def _delete_batch(self, scheme: str, bucket: str, keys: list[str]) -> None:
+        client = self.s3_client()
+        left = list(keys)
+
+        def attempt() -> None:
+            got = client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in left], "Quiet": True})
+            failed = [e for e in got.get("Errors", []) if e.get("Code") != "NoSuchKey"]
+            left[:] = [e["Key"] for e in failed]
+            if failed:  # call() retries the transient codes (SlowDown, InternalError) with these keys only
+                first = failed[0]
+                raise OSError(f"{first.get('Code')}: {first.get('Message')} ({first['Key']}, {len(failed)} key(s))")
+
+        where = urls.with_scheme(scheme, f"{bucket}/{keys[0]}")
+        call(attempt, where, f"delete of {len(keys)} objects", self.policy)
 
 
 def _hidden(rel: str) -> bool:

@@ -43,9 +43,13 @@ DEFAULT_TTL_S = 60.0
 
 
 def s3_client(settings: StorageSettings | None = None) -> Any:
-    """A botocore S3 client configured like :func:`mdf.storage.fs.s3_filesystem` (endpoint, region, keys)."""
+    """A botocore S3 client configured like :func:`mdf.storage.fs.s3_filesystem` (endpoint, region, keys).
+
+    botocore's own session, not boto3's: ``import boto3`` also imports s3transfer and boto3's resource layer,
+    which nothing here uses (0.44-0.46 s vs 0.38-0.40 s for import and client, four runs each, loaded 2 cores);
+    the credential chain, endpoint variables and signing are botocore's either way."""
     try:
-        import boto3
+        import botocore.session
         from botocore import UNSIGNED
         from botocore.config import Config
     except ImportError:
@@ -57,14 +61,14 @@ def s3_client(settings: StorageSettings | None = None) -> Any:
         read_timeout=s3.request_timeout_s,
         signature_version=UNSIGNED if s3.anonymous else None,
     )
-    session = boto3.session.Session(profile_name=s3.profile) if s3.profile else boto3.session.Session()
+    session = botocore.session.Session(profile=s3.profile)
     keys = s3.key_pair()
     creds = (
         {}
         if keys is None
         else dict(aws_access_key_id=keys[0], aws_secret_access_key=keys[1], aws_session_token=keys[2])
     )
-    return session.client(
+    return session.create_client(
         "s3", endpoint_url=s3.resolved_endpoint(), region_name=s3.resolved_region(), config=config, **creds
     )
 

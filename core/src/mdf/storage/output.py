@@ -92,7 +92,8 @@ class RemoteOutput:
         """Lock the prefix, decide this run's staging and mode, fill the working folder; returns the folder."""
         from mdf.storage.lock import S3Lock
 
-        self.lock = S3Lock(urls.join(self.url, layout.META, "lock"), holder, settings=self.storage.settings)
+        self.lock = S3Lock(urls.join(self.url, layout.META, "lock"), holder, settings=self.storage.settings,
+                           client=self.storage.s3_client())  # fmt: skip
         self.lock.acquire()
         publish.roll_forward(self.storage, self.url)
         here = self.storage.list(self.url, hidden=True)

@@ -20,6 +20,16 @@ may see old and new parts together; a reader that honours ``_SUCCESS`` or the ma
 choose "write parts in place and commit a manifest" alone because then every plain listing during the whole
 run mixes runs, and a killed run leaves half its parts beside the old output. A publish cut by SIGKILL is rolled
 forward by the next run on the output (:func:`roll_forward`, from the intent): copies are idempotent.
+
+What it costs (W1 200 K rows, four ~35 MB parts, SeaweedFS on the same 2 loaded cores): 0.3-1.2 s, nearly all
+the server-side copies; the other dozen requests take ~0.06 s, the staging prefix's deletion one
+``DeleteObjects`` (:meth:`mdf.storage.Storage.delete_many`). Measured and not kept: ``UploadPartCopy`` in 8 or
+18 MB ranges in parallel (0.67-1.42 s vs 0.76-0.81 s for the plain copies: the server's CPU is the limit here).
+Not done, because it breaks the promise above: uploading a fresh output's parts straight to their final keys
+(no copy) makes a half run visible to a plain listing for the whole run and after a kill. The copy-free way
+that keeps it is S3A's "magic" committer: each part a multipart upload to its final key left uncompleted
+(invisible to every listing) and completed at the publish; it needs the pending upload ids in the staging
+prefix for ``--resume``, aborting the uploads of redone shards and killed runs, and the same on Ray's writers.
 """
 
 from __future__ import annotations
@@ -74,9 +84,8 @@ def _finish(storage: Storage, output: str, intent: dict[str, Any]) -> dict[str, 
             )
         )
     keep = set(names)
-    for obj in storage.list(output):  # non-hidden only: _mdf/ and _SUCCESS are not data
-        if obj.url[len(output.rstrip("/")) + 1 :] not in keep:
-            storage.delete(obj.url)
+    old = [o.url for o in storage.list(output) if o.url[len(output.rstrip("/")) + 1 :] not in keep]
+    storage.delete_many(old)  # non-hidden only: _mdf/ and _SUCCESS are not data
     meta: list[str] = intent.get("meta", [])
     with ThreadPoolExecutor(_COPIES) as pool:
         list(
@@ -84,9 +93,9 @@ def _finish(storage: Storage, output: str, intent: dict[str, Any]) -> dict[str, 
                 lambda n: storage.copy(urls.join(staging, n), urls.join(output, n)), [m for m in meta if m in staged]
             )
         )
-    for obj in storage.list(urls.join(output, layout.META, "state"), hidden=True) if meta else []:
-        if obj.url[len(output.rstrip("/")) + 1 :] not in set(meta):  # an earlier run's key state
-            storage.delete(obj.url)
+    # an earlier run's key-state files that this run's do not replace
+    state = storage.list(urls.join(output, layout.META, "state"), hidden=True) if meta else []
+    storage.delete_many([o.url for o in state if o.url[len(output.rstrip("/")) + 1 :] not in set(meta)])
     sizes = {o.url[len(output.rstrip("/")) + 1 :]: o.size for o in storage.list(output)}
     manifest = {
         "run_id": intent["run_id"],
