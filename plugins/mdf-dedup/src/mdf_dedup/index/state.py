@@ -14,8 +14,9 @@ Each batch's pending keys are sorted as they come, on a thread of the bucket's o
 GIL), while the run goes on: :meth:`IndexState.finish` then only merges the sorted runs (a stable sort of
 already-sorted runs is a merge) instead of sorting every key after the run. Profiled on the MinHash benchmark
 at 1 M rows (5.8 M new band keys a run), the one sort after the run took about 1 s of the 3.4 s an ``update``
-run cost over a ``read`` run; the run itself keeps about one of two cores busy, so the sorting mostly fills
-idle time.
+run cost over a ``read`` run (writing the sources file most of the rest: see
+:func:`~mdf_dedup.index.store.write_bucket`); the run itself leaves part of the cores idle (B alone: about 1.4 of
+2 busy), which the sorting uses. The merge stays stable, so the files are the ones one sort wrote.
 """
 
 from __future__ import annotations
