@@ -152,8 +152,9 @@ def write_bucket(
 
     def parquet(f: Any) -> None:
         buf = io.BytesIO()
-        ids = sources.dictionary if pa.types.is_dictionary(sources.type) else sources
-        page = max(1 << 20, 2 * ids.nbytes)
+        # ids given as a dictionary (a run's: each kept row's id once) are written as that dictionary; plain ids
+        # (a compaction's) keep Parquet's default, which stops hashing them past 1 MiB of distinct ids
+        page = max(1 << 20, 2 * sources.dictionary.nbytes) if pa.types.is_dictionary(sources.type) else 1 << 20
         pq.write_table(pa.table({"source": sources}), buf, compression="zstd", dictionary_pagesize_limit=page,
                        **_SOURCES_FILE)  # fmt: skip
         f.write(buf.getvalue())
