@@ -9,9 +9,7 @@ import pickle
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
-from mdf_dedup.index import state as state_module
 from mdf_dedup.index.files import IndexFiles
 from mdf_dedup.index.manifest import gen_files, read_manifest
 from mdf_dedup.index.state import IndexState
@@ -44,15 +42,11 @@ def _visit(state: IndexState, keys: np.ndarray, sources: list[str | None], conf:
     state.visit(keys, np.ones(len(keys), dtype=bool), ids, conf)
 
 
-@pytest.mark.parametrize("threads", [1, 5])
-def test_generation_holds_each_key_once_with_its_first_source(tmp_path, monkeypatch, threads):
+def test_generation_holds_each_key_once_with_its_first_source(tmp_path):
     """Sorted unique keys and, per key, the id of the first batch that added it, whether the bucket was
     snapshotted (pickled) mid-run or not; the index then finds every key and names that id. Fails when the
-    batches' sorted runs are merged unstably (``kind="quicksort"`` in the merge: later ids win): seen; without
-    the re-numbering of the ids after dropping the rows no key kept: seen; with the ranges merged on threads, when
-    a range's positions are off by one run (``base[1:]``): seen."""
-    monkeypatch.setattr(state_module, "MERGE_THREADS", threads)  # 5: five ranges of keys, one a thread
-    monkeypatch.setattr(state_module, "MERGE_MIN_KEYS", 1000)
+    batches' sorted runs are merged unstably (``kind="quicksort"`` in finish: later ids win): seen; without the
+    re-numbering of the ids after dropping the rows no key kept: seen."""
     index = str(tmp_path / "index")
     conf = _conf(index)
     batches = _batches()

@@ -22,7 +22,6 @@ run cost over a ``read`` run (writing the sources file most of the rest: see
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -139,11 +138,17 @@ class IndexState(StateType):
         gen = {"id": generation_id(conf["run"]), "buckets": conf["buckets"]}
         if not self.pending:
             return {"conf": conf, "gen": gen, "entry": None}
-        keys, pick = _merged([k for k, _ in self.pending])
+        keys = np.concatenate([k for k, _ in self.pending])
+        # a merge of the sorted runs (timsort); a key added twice (a retried batch): the first added, as each run
+        # is sorted stably and the runs are in the order they came
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        first = np.ones(len(keys), dtype=bool)
+        first[1:] = keys[1:] != keys[:-1]
         if conf["settings"].get("index_kind") == "bloom":
-            entry = write_bloom(files, gen, self.bucket, keys, conf["settings"]["false_positive_rate"])
+            entry = write_bloom(files, gen, self.bucket, keys[first], conf["settings"]["false_positive_rate"])
         else:
-            entry = write_bucket(files, gen, self.bucket, keys, self._decoded(pick))
+            entry = write_bucket(files, gen, self.bucket, keys[first], self._decoded(order[first]))
         return {"conf": conf, "gen": gen, "entry": entry}
 
     def _decoded(self, pick: np.ndarray) -> pa.Array:
@@ -183,39 +188,6 @@ class IndexState(StateType):
             })  # fmt: skip
             mf.write_manifest(files, manifest, tag)
         mf.release(files, conf["run"])
-
-
-MERGE_THREADS = min(os.cpu_count() or 1, 8)
-MERGE_MIN_KEYS = 100_000  # a range merged on a thread of its own holds at least this many keys
-
-
-def _merged(runs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted runs' keys merged, each once, and where each came from (its first position in the runs,
-    concatenated): a key added twice (a retried batch) keeps the first added, as every run is sorted stably and
-    the runs are in the order they came.
-
-    The keys are hashes, so ranges of values split them evenly: each range is merged on its own thread (a
-    stable sort of the runs' slices, which timsort merges), the cores the finished run left idle."""
-    runs = [r if len(r) < 2 or bool(np.all(r[1:] >= r[:-1])) else np.sort(r, kind="stable") for r in runs]
-    parts = max(1, min(MERGE_THREADS, sum(len(r) for r in runs) // MERGE_MIN_KEYS))
-    splits = np.array([(i << 64) // parts for i in range(1, parts)], dtype=np.uint64)
-    base = np.cumsum([0] + [len(r) for r in runs])
-    cuts = [np.concatenate([[0], np.searchsorted(r, splits), [len(r)]]) for r in runs]
-
-    def merge(p: int) -> tuple[np.ndarray, np.ndarray]:
-        keys = np.concatenate([r[c[p] : c[p + 1]] for r, c in zip(runs, cuts, strict=True)])
-        at = np.concatenate([np.arange(b + c[p], b + c[p + 1]) for b, c in zip(base[:-1], cuts, strict=True)])
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        first = np.ones(len(keys), dtype=bool)
-        first[1:] = keys[1:] != keys[:-1]
-        return keys[first], at[order[first]]
-
-    if parts == 1:
-        return merge(0)
-    with ThreadPoolExecutor(parts, thread_name_prefix="mdf-index-merge") as pool:
-        merged = list(pool.map(merge, range(parts)))
-    return np.concatenate([k for k, _ in merged]), np.concatenate([a for _, a in merged])
 
 
 def _sorted_run(keys: np.ndarray, sources: pa.Array) -> tuple[np.ndarray, pa.Array]:
