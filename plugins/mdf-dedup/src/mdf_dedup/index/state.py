@@ -9,6 +9,14 @@ same keys again, for the same rows (claims are idempotent per row), and the buck
 When the run has succeeded, :meth:`IndexState.finish` writes this bucket's files of the run's generation and
 :meth:`IndexState.commit` (driver) adds the generation to the manifest and releases the lock. A run already in
 the manifest (a resume of a run that had published) publishes nothing.
+
+Each batch's pending keys are sorted as they come, on a thread of the bucket's own (numpy and Arrow release the
+GIL), while the run goes on: :meth:`IndexState.finish` then only merges the sorted runs (a stable sort of
+already-sorted runs is a merge) instead of sorting every key after the run. Profiled on the MinHash benchmark
+at 1 M rows (5.8 M new band keys a run), the one sort after the run took about 1 s of the 3.4 s an ``update``
+run cost over a ``read`` run (writing the sources file most of the rest: see
+:func:`~mdf_dedup.index.store.write_bucket`); the run itself leaves part of the cores idle (B alone: about 1.4 of
+2 busy), which the sorting uses. The merge stays stable, so the files are the ones one sort wrote.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import time
 import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -40,11 +49,15 @@ class IndexState(StateType):
         self.conf: dict[str, Any] | None = None
         self.bucket = 0
         self.loaded: LoadedIndex | LoadedBloom | None = None
-        self.pending: list[tuple[np.ndarray, pa.Array]] = []  # keys, their source ids
+        self.pending: list[tuple[np.ndarray, pa.Array]] = []  # keys, their source ids (each sorted, once settled)
         self.storage: Any = None  # the recipe's storage: settings (object storage), never snapshotted
+        self.sorting: list[tuple[int, Future]] = []  # (position in pending, its sorted run being made)
+        self.sorter: ThreadPoolExecutor | None = None
 
     def __getstate__(self) -> dict[str, Any]:
+        self._settle(wait=True)
         state = self.__dict__.copy()
+        state["sorting"], state["sorter"] = [], None  # threads stay out of a snapshot (all settled above)
         state["loaded"] = None  # memory-mapped files: reloaded after a restore, never copied into a snapshot
         state["storage"] = None  # keys to object storage stay out of the snapshot; the next request brings them
         return state
@@ -84,8 +97,21 @@ class IndexState(StateType):
         if conf["mode"] == "update":
             add = np.flatnonzero(claimed & ~held)
             if len(add):
+                self._settle(wait=False)
                 self.pending.append((keys[add], rest[0].take(pa.array(add))))
+                if self.sorter is None:
+                    self.sorter = ThreadPoolExecutor(1, thread_name_prefix="mdf-index-sort")
+                self.sorting.append((len(self.pending) - 1, self.sorter.submit(_sorted_run, *self.pending[-1])))
         return held
+
+    def _settle(self, wait: bool) -> None:
+        """Put the sorted runs made so far in place of their batches' pending keys (all of them: ``wait``)."""
+        while self.sorting and (wait or self.sorting[0][1].done()):
+            at, made = self.sorting.pop(0)
+            self.pending[at] = made.result()
+        if wait and self.sorter is not None:
+            self.sorter.shutdown()
+            self.sorter = None
 
     def source_of(self, keys: np.ndarray, conf: dict[str, Any]) -> pa.Array:
         """The source id of the earlier row behind each key (every one a hit of :meth:`visit`)."""
@@ -104,6 +130,7 @@ class IndexState(StateType):
         conf = self.conf
         if conf is None or conf["mode"] != "update":
             return None
+        self._settle(wait=True)
         files = self._files()
         manifest = mf.read_manifest(files)
         if manifest and any(g["run"] == conf["run"] for g in manifest["generations"]):
@@ -112,7 +139,9 @@ class IndexState(StateType):
         if not self.pending:
             return {"conf": conf, "gen": gen, "entry": None}
         keys = np.concatenate([k for k, _ in self.pending])
-        order = np.argsort(keys, kind="stable")  # radix sort; a key added twice (a retried batch): the first
+        # a merge of the sorted runs (timsort); a key added twice (a retried batch): the first added, as each run
+        # is sorted stably and the runs are in the order they came
+        order = np.argsort(keys, kind="stable")
         keys = keys[order]
         first = np.ones(len(keys), dtype=bool)
         first[1:] = keys[1:] != keys[:-1]
@@ -124,14 +153,19 @@ class IndexState(StateType):
 
     def _decoded(self, pick: np.ndarray) -> pa.Array:
         """The source ids of pending keys ``pick`` (positions in the pending keys), dictionary-encoded over the
-        batches' source columns: no string is copied per key (MinHash files a row's id under every band)."""
+        ids of the rows they came from: no string is copied per key (MinHash files a row's id under every band),
+        and the file stores each row's id once (:func:`~mdf_dedup.index.store.write_bucket`)."""
         chunks = [s for _, s in self.pending]
         dictionaries = [c.dictionary for c in chunks]
         base = np.cumsum([0] + [len(d) for d in dictionaries])
         indices = np.concatenate([c.indices.to_numpy(zero_copy_only=False) + base[i] for i, c in enumerate(chunks)])
         dictionary = pa.concat_arrays(dictionaries)
         picked = indices[pick]
+        used = np.zeros(len(dictionary), dtype=bool)  # the batches' other rows (duplicates, other buckets'): out
+        used[picked] = True
         mask = dictionary.is_null().to_numpy(zero_copy_only=False)[picked] if dictionary.null_count else None
+        picked = (np.cumsum(used) - 1)[picked]
+        dictionary = dictionary.filter(pa.array(used))
         # Parquet cannot write a null inside a dictionary: a null id is a null index instead
         return pa.DictionaryArray.from_arrays(pa.array(picked, pa.int64(), mask=mask), dictionary.fill_null(""))
 
@@ -154,3 +188,9 @@ class IndexState(StateType):
             })  # fmt: skip
             mf.write_manifest(files, manifest, tag)
         mf.release(files, conf["run"])
+
+
+def _sorted_run(keys: np.ndarray, sources: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """One batch's pending keys sorted (stably: a key twice in it keeps its first row), with their source ids."""
+    order = np.argsort(keys, kind="stable")
+    return keys[order], sources.take(pa.array(order))

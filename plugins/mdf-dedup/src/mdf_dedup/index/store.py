@@ -136,6 +136,13 @@ class LoadedIndex:
         return self._sources[slot]
 
 
+# How a sources file is written: one row group up to 64 Mi keys (each row group repeats the dictionary of row
+# ids), no statistics (min/max of every page's strings: nothing reads them, the whole column is read at once) and
+# a dictionary page as big as the ids (past Parquet's 1 MiB default the writer falls back to one string a key).
+# Profiled on 5.8 M keys of 500 K rows: 1.0 s with pyarrow's defaults, 0.2 s so; the file is the same column.
+_SOURCES_FILE = {"row_group_size": 1 << 26, "write_statistics": False}
+
+
 def write_bucket(
     files: IndexFiles, gen: dict[str, Any], bucket: int, keys: np.ndarray, sources: pa.Array
 ) -> dict[str, Any]:
@@ -145,7 +152,11 @@ def write_bucket(
 
     def parquet(f: Any) -> None:
         buf = io.BytesIO()
-        pq.write_table(pa.table({"source": sources}), buf, compression="zstd")
+        # ids given as a dictionary (a run's: each kept row's id once) are written as that dictionary; plain ids
+        # (a compaction's) keep Parquet's default, which stops hashing them past 1 MiB of distinct ids
+        page = max(1 << 20, 2 * sources.dictionary.nbytes) if pa.types.is_dictionary(sources.type) else 1 << 20
+        pq.write_table(pa.table({"source": sources}), buf, compression="zstd", dictionary_pagesize_limit=page,
+                       **_SOURCES_FILE)  # fmt: skip
         f.write(buf.getvalue())
 
     source_bytes = files.publish(sources_name, parquet)
