@@ -12,7 +12,7 @@ import zstandard
 from mdf import DAMAGED_INPUT, Shard
 from mdf.errors import InputError
 from mdf.io.jsonl import JsonlReader, JsonlWriter
-from mdf.io.parquet import ParquetReader, ParquetWriter, _group_offset
+from mdf.io.parquet import ParquetReader, ParquetWriter
 from mdf.metrics import REASON
 from mdf.operators import split_rejected
 
@@ -226,33 +226,3 @@ def test_reserved_input_columns_move_up_one_prev():
     batch = pa.record_batch({"_reason": ["r1"], "_prev_reason": ["r0"], "_raw": ["{}"], "text": ["t"]})
     assert rename_reserved(batch).schema.names == ["_prev_reason", "_prev_prev_reason", "_prev_raw", "text"]
     assert rename_reserved(batch.select(["text"])).schema.names == ["text"]
-
-
-def test_small_row_groups_are_read_in_full_batches(tmp_path):
-    """Ten 100-row groups read with batch_rows=450: batches of whole groups up to 450 rows (400, 400, 200), every
-    row once and in order. Before, each group was its own batch (ten of 100 rows), and the per-batch costs of a
-    Ray run (a task per stage, a key-state round trip) made the cluster benchmark no faster on two nodes than on
-    one. Seen red: ten batches."""
-    pq.write_table(pa.table({"i": list(range(1000))}), tmp_path / "small.parquet", row_group_size=100)
-    kept, _ = read_all(ParquetReader(paths=[str(tmp_path / "small.parquet")]), batch_rows=450)
-    assert [b.num_rows for b in kept] == [400, 400, 200]
-    assert [i for b in kept for i in b.column("i").to_pylist()] == list(range(1000))
-
-
-def test_a_damaged_group_inside_a_joined_read_keeps_the_rows_before_it(tmp_path):
-    """Group 5 of ten 100-row groups damaged, read with batch_rows=450 (groups 4-7 are read together): the
-    rows of groups 0-4 are kept, then one damaged-input row at group 5's offset, nothing after it. Seen red with
-    the joined read's error taken as the run's first group (rows 400-499 lost, the offset of group 4)."""
-    path = tmp_path / "page.parquet"
-    pq.write_table(pa.table({"i": list(range(1000))}), path, row_group_size=100, compression="zstd")
-    meta = pq.read_metadata(path)
-    col = meta.row_group(5).column(0)
-    raw = bytearray(path.read_bytes())
-    raw[col.data_page_offset : col.data_page_offset + 24] = b"\xff" * 24
-    path.write_bytes(bytes(raw))
-    kept, rejected = read_all(ParquetReader(paths=[str(path)]), batch_rows=450)
-    assert [i for b in kept for i in b.column("i").to_pylist()] == list(range(500))
-    (bad,) = rejected
-    assert bad.column("_reason").to_pylist() == [DAMAGED_INPUT]
-    raw_row = json.loads(bad.column("_raw")[0].as_py())
-    assert raw_row["offset"] == _group_offset(meta, 5) and "row group 5" in raw_row["error"]

@@ -1,4 +1,4 @@
-"""Parquet reader (streamed by row group, small groups read together) and writer (zstd, atomic part files).
+"""Parquet reader (streamed by row group) and writer (zstd, atomic part files).
 
 The reader reads only footers while listing shards, so a missing column or a corrupt file is reported before
 any work, naming the file. Big files can be cut into row-group ranges (``row_groups_per_shard``) so one 10 GB
@@ -8,7 +8,7 @@ file still feeds several loaders.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -115,56 +115,15 @@ class ParquetReader(Reader):
             return
         meta = pf.metadata
         groups = range(meta.num_row_groups) if shard.start is None else range(shard.start, shard.stop or shard.start)
-        for run in _runs(meta, groups, batch_rows):
-            sent = 0
+        for g in groups:  # one row group at a time, so damage is located and the rows before it kept
             try:
-                for batch in pf.iter_batches(batch_size=batch_rows, row_groups=run, columns=self.params.columns):
+                for batch in pf.iter_batches(batch_size=batch_rows, row_groups=[g], columns=self.params.columns):
                     yield rename_reserved(batch)  # a column named _reason is data here, not a rejection
-                    sent += batch.num_rows
             except _UNREADABLE as exc:
                 raise InputError(f"cannot read Parquet file {shard.path}: {exc}") from exc
-            except (OSError, pa.ArrowException):
-                # which group of the run is damaged: read them one at a time, the rows already sent skipped
-                damage = yield from self._locate(shard, pf, run, sent, batch_rows)
-                if damage:
-                    return
-
-    def _locate(
-        self, shard: Shard, pf: pq.ParquetFile, run: list[int], sent: int, batch_rows: int
-    ) -> Generator[pa.RecordBatch, None, bool]:
-        """The rows of ``run`` after the first ``sent`` up to its damaged row group, then that group as one damaged
-        input row; returns whether a group was damaged (an error that does not recur reads the run whole)."""
-        meta = pf.metadata
-        for g in run:
-            try:
-                batches = list(pf.iter_batches(batch_size=batch_rows, row_groups=[g], columns=self.params.columns))
-            except (OSError, pa.ArrowException) as err:
-                yield damaged_input_batch(shard, _group_offset(meta, g), f"parquet row group {g}: {err}")
-                return True
-            for batch in batches:
-                skip = min(sent, batch.num_rows)
-                sent -= skip
-                if skip < batch.num_rows:
-                    yield rename_reserved(batch.slice(skip))
-        return False
-
-
-def _runs(meta: pq.FileMetaData, groups: range, batch_rows: int) -> list[list[int]]:
-    """Consecutive row groups joined while their rows fit in one batch: files written with small row groups (a
-    few hundred rows is common) are then read in batches of ``batch_rows``, not one batch per group. Arrow's
-    reader fills a batch across the groups of one call. Per-batch costs (a Ray task per stage, a key-state round
-    trip) made 500-row groups the bottleneck of a cluster run (benchmarks/bench_cluster_scaling.py)."""
-    runs: list[list[int]] = []
-    rows = 0
-    for g in groups:
-        n = meta.row_group(g).num_rows
-        if runs and rows + n <= batch_rows:
-            runs[-1].append(g)
-            rows += n
-        else:
-            runs.append([g])
-            rows = n
-    return runs
+            except (OSError, pa.ArrowException) as exc:
+                yield damaged_input_batch(shard, _group_offset(meta, g), f"parquet row group {g}: {exc}")
+                return
 
 
 @contextlib.contextmanager
