@@ -55,6 +55,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--batch-rows", type=int, default=8192)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--max-in-flight", default="auto", help="the Ray executor's max_in_flight (batch chains alive)")
     ap.add_argument("--s3", action="store_true", help="input and output on a SeaweedFS on the head (s3://)")
     args = ap.parse_args()
     if why := unavailable():
@@ -93,7 +94,8 @@ def main() -> None:
                 data = "s3://mdf-in/w1/*.parquet"
             if workers == 1:  # on the head, pinned to the core w1 has: inline's efficiency on one core
                 best(cluster, "inline, one core", data, ["taskset", "-c", "0"], 1, {"type": "inline", "workers": 1})
-            best(cluster, f"ray, {workers} node(s)", data, [], workers, {"type": "ray", "address": cluster.address})
+            ray = {"type": "ray", "address": cluster.address, "max_in_flight": _int_or_auto(args.max_in_flight)}
+            best(cluster, f"ray, {workers} node(s)", data, [], workers, ray)
     where = "s3 -> s3 (SeaweedFS on the head)" if args.s3 else "local files"
     print(f"W1 + exact dedup, {args.rows:,} rows, {where}, best of {args.repeat}, load {os.getloadavg()[0]:.1f}")
     for name, (wall, run_wall) in results.items():
@@ -101,6 +103,10 @@ def main() -> None:
     one, two, inline = results["ray, 1 node(s)"], results["ray, 2 node(s)"], results["inline, one core"]
     print(f"two nodes / one node: {one[0] / two[0]:.2f}x (process), {one[1] / two[1]:.2f}x (run)   target >= 1.7x")
     print(f"one Ray node / inline on one core: {inline[0] / one[0]:.2f}x (process), {inline[1] / one[1]:.2f}x (run)")
+
+
+def _int_or_auto(value: str) -> int | str:
+    return value if value == "auto" else int(value)
 
 
 class _started:
