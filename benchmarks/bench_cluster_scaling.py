@@ -37,7 +37,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.netns_cluster import BIN, NetnsCluster, unavailable  # noqa: E402
+from tests.netns_cluster import BIN, NetnsCluster, started, unavailable  # noqa: E402
 from tests.ray_helpers import many_rows_parquet, text_recipe  # noqa: E402
 
 
@@ -85,7 +85,7 @@ def main() -> None:
                 results[name] = got
 
     for workers in (1, 2):
-        with _started(workers, args.s3) as cluster:
+        with started(workers=workers, s3=args.s3) as cluster:
             data = local
             if args.s3:
                 cluster.s3_tool("mb", "mdf-in")
@@ -107,19 +107,6 @@ def main() -> None:
 
 def _int_or_auto(value: str) -> int | str:
     return value if value == "auto" else int(value)
-
-
-class _started:
-    """A started :class:`NetnsCluster` as a context manager, closed on the way out."""
-
-    def __init__(self, workers: int, s3: bool) -> None:
-        self.cluster = NetnsCluster(workers=workers, s3=s3)
-
-    def __enter__(self) -> NetnsCluster:
-        return self.cluster.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.cluster.close()
 
 
 if __name__ == "__main__":

@@ -31,7 +31,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -43,6 +42,7 @@ DATA = HERE.parent.parent / "shared" / "data"
 sys.path.insert(0, str(HERE))
 
 from bench_html_extract import peer_python  # noqa: E402  (the peers' venv, made once)
+from bench_kernels_common import timed_process  # noqa: E402
 
 SCRIPT = """
 import sys
@@ -77,15 +77,6 @@ def write_input(folder: Path, pages: list[bytes], n: int) -> Path:
     table = pa.table({"url": [f"https://example.org/{i}" for i in range(n)], "body": pa.array(rows, pa.binary())})
     pq.write_table(table, path, row_group_size=64)
     return path
-
-
-def timed(cmd: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if out.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:4])}: exit {out.returncode}: {out.stderr[-2000:]}")
-    return wall
 
 
 def main() -> None:
@@ -124,7 +115,7 @@ def main() -> None:
         best = {name: float("inf") for name in cmds}
         for _ in range(args.repeat):
             for name, cmd in cmds.items():
-                best[name] = min(best[name], timed(cmd, env))
+                best[name] = min(best[name], timed_process(cmd, env))
         kept = pq.read_table(folder / "mdf-out").num_rows
         assert kept == pq.read_table(folder / "res.parquet").num_rows == n, "the two jobs wrote different rows"
         for name, wall in best.items():

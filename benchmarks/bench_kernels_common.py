@@ -218,3 +218,14 @@ def emit(result: dict) -> None:
 
 def worker_name() -> str | None:
     return sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "--worker" else None
+
+
+def timed_process(cmd: list[str], env: dict[str, str] | None = None) -> float:
+    """Wall seconds of ``cmd`` from launch to exit (start-up and I/O included); a failure stops the benchmark with
+    the command's last stderr lines."""
+    start = time.perf_counter()
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if out.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])}: exit {out.returncode}: {out.stderr[-2000:]}")
+    return wall

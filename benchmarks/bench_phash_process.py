@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -35,6 +33,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / ".data"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_kernels_common import timed_process  # noqa: E402
 
 SCRIPT = """
 import glob, os, sys
@@ -76,15 +77,6 @@ def image_folder(n: int) -> Path:
     return folder
 
 
-def timed(cmd: list[str]) -> float:
-    start = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if out.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:4])}: exit {out.returncode}: {out.stderr[-2000:]}")
-    return wall
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--images", type=int, default=2000)
@@ -117,7 +109,7 @@ def main() -> None:
     best = {name: float("inf") for name in cmds}
     for _ in range(args.repeat):
         for name, cmd in cmds.items():
-            best[name] = min(best[name], timed(cmd))
+            best[name] = min(best[name], timed_process(cmd))
     rows = [pq.read_table(p).num_rows for p in (work / "mdf-out", work / "one.parquet", work / "n.parquet")]
     assert rows == [args.images] * 3, f"rows written differ: {rows}"
     print(f"{args.images:,} JPEGs, {cores} cores, best of {args.repeat}, load {os.getloadavg()[0]:.1f}")

@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,13 @@ class NetnsCluster:
         self.nodes = []
         shutil.rmtree(self.root, ignore_errors=True)
         atexit.unregister(self.close)
+
+
+@contextlib.contextmanager
+def started(**kwargs: Any) -> Iterator[NetnsCluster]:
+    """A started :class:`NetnsCluster` (``kwargs`` as its fields), closed on the way out, also after a failure."""
+    net = NetnsCluster(**kwargs)
+    try:
+        yield net.start()
+    finally:
+        net.close()

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from .netns_cluster import BIN, NetnsCluster, unavailable
+from .netns_cluster import BIN, NetnsCluster, started, unavailable
 from .ray_helpers import assert_same_outputs, many_rows_parquet, text_recipe
 from .reliability import error_lines
 
@@ -41,11 +41,8 @@ DEDUP = [{"exact_dedup": {"column": "text", "mode": "cluster"}}]  # keeps the sa
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[NetnsCluster]:
-    net = NetnsCluster(workers=2)
-    try:
-        yield net.start()
-    finally:
-        net.close()
+    with started(workers=2) as net:
+        yield net
 
 
 @pytest.fixture(scope="module")

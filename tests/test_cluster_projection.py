@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from .cpu_window import IdleSampler
-from .netns_cluster import NetnsCluster, unavailable
+from .netns_cluster import NetnsCluster, started, unavailable
 from .projection_check import compare
 from .ray_helpers import many_rows_parquet, text_recipe
 
@@ -36,11 +36,8 @@ pytestmark = pytest.mark.skipif(unavailable() is not None, reason=f"netns cluste
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[NetnsCluster]:
-    net = NetnsCluster(workers=2)
-    try:
-        yield net.start()
-    finally:
-        net.close()
+    with started(workers=2) as net:
+        yield net
 
 
 def _run(cluster: NetnsCluster, tmp: Path, recipe: dict) -> dict:

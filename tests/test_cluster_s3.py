@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from .netns_cluster import BIN, NetnsCluster, unavailable
+from .netns_cluster import BIN, NetnsCluster, started, unavailable
 from .ray_helpers import assert_same_outputs, many_rows_parquet, text_recipe
 from .reliability import error_lines
 from .storage_servers import weed_binary
@@ -44,11 +44,8 @@ SLOW = [{"delay_refiner": {"seconds_per_batch": 0.4}}]  # rows unchanged
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[NetnsCluster]:
-    net = NetnsCluster(workers=2, s3=True)
-    try:
-        yield net.start()
-    finally:
-        net.close()
+    with started(workers=2, s3=True) as net:
+        yield net
 
 
 @pytest.fixture(scope="module")
