@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from .cpu_window import IdleSampler
+from .ray_helpers import many_rows_parquet, text_recipe
 
 
 @dataclass
@@ -46,6 +48,21 @@ class Comparison:
         lo, hi = 1 - tolerance, 1 + tolerance
         assert lo <= self.cpu_ratio <= hi, f"CPU-seconds out of +-{tolerance:.0%}: {self}"
         assert lo <= self.rate_ratio <= hi, f"rows/s out of +-{tolerance:.0%}: {self}"
+
+
+def one_and_two(tmp: Path, address: str, pin: dict[str, float]) -> tuple[dict, dict]:
+    """The two recipes compared: W1 on 160,000 rows (4,000-row batches) with one replica pinned by the custom
+    resource ``pin``, and with two replicas (one a node where the cluster has one CPU a node)."""
+    paths = many_rows_parquet(tmp / "in", files=4, rows=40_000)
+    reader = {"type": "parquet", "paths": [paths]}
+    executor = {"type": "ray", "batch_rows": 4000, "address": address}
+    one = text_recipe(tmp / "one", reader, executor)
+    two = text_recipe(tmp / "two", reader, executor, replicas=2)
+    for st in one["stages"]:
+        st["resources"] = {"cpu": 1, "custom": pin}
+    for st in two["stages"]:
+        st["replicas"] = {"min": 2, "max": 2}
+    return one, two
 
 
 def compare(one: dict, two: dict, idle: IdleSampler, cpus: int) -> Comparison:

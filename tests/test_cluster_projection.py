@@ -26,8 +26,7 @@ import yaml
 
 from .cpu_window import IdleSampler
 from .netns_cluster import NetnsCluster, started, unavailable
-from .projection_check import compare
-from .ray_helpers import many_rows_parquet, text_recipe
+from .projection_check import compare, one_and_two
 
 pytest.importorskip("ray")
 pytest.importorskip("mdf_text")
@@ -56,15 +55,7 @@ def _cpu_per_row(metrics: dict) -> float:
 
 
 def test_two_hosts_within_25_percent_of_the_projection_from_one(cluster: NetnsCluster, tmp_path: Path) -> None:
-    paths = many_rows_parquet(tmp_path / "in", files=4, rows=40_000)
-    reader = {"type": "parquet", "paths": [paths]}
-    executor = {"type": "ray", "batch_rows": 4000, "address": cluster.address}
-    one = text_recipe(tmp_path / "one", reader, executor)
-    two = text_recipe(tmp_path / "two", reader, executor, replicas=2)
-    for st in one["stages"]:
-        st["resources"] = {"cpu": 1, "custom": {"node_w1": 1}}
-    for st in two["stages"]:
-        st["replicas"] = {"min": 2, "max": 2}
+    one, two = one_and_two(tmp_path, cluster.address, {"node_w1": 1})
     runs: dict[str, list[dict]] = {"one": [], "two": []}
     with IdleSampler() as idle:
         for i in range(2):  # interleaved, the least disturbed of each kept: load only adds CPU time per row

@@ -23,8 +23,7 @@ import yaml
 
 from .conftest import run_mdf
 from .cpu_window import IdleSampler
-from .projection_check import compare
-from .ray_helpers import many_rows_parquet, text_recipe
+from .projection_check import compare, one_and_two
 from .test_ray_multinode import cluster  # noqa: F401  (the two-raylet fixture)
 
 pytest.importorskip("ray")
@@ -40,15 +39,7 @@ def _run(tmp, name, recipe, env):
 
 def test_two_node_run_within_30_percent_of_projection(tmp_path, cluster):  # noqa: F811
     address, env = cluster
-    paths = many_rows_parquet(tmp_path / "in", files=4, rows=40_000)
-    reader = {"type": "parquet", "paths": [paths]}
-    executor = {"type": "ray", "batch_rows": 4000, "address": address}
-    one = text_recipe(tmp_path / "one", reader, executor)
-    two = text_recipe(tmp_path / "two", reader, executor, replicas=2)
-    for st in one["stages"]:
-        st["resources"] = {"cpu": 1, "custom": {"head_node": 1}}
-    for st in two["stages"]:
-        st["replicas"] = {"min": 2, "max": 2}
+    one, two = one_and_two(tmp_path, address, {"head_node": 1})
     measured_one = _run(tmp_path, "one", one, env)
     with IdleSampler() as idle:
         measured_two = _run(tmp_path, "two", two, env)
