@@ -135,3 +135,24 @@ def test_split_rejected_without_reason_column_is_a_no_op():
     batch = pa.RecordBatch.from_pydict({"a": [1]})
     kept, rejected = split_rejected(batch)
     assert kept is batch and rejected is None
+
+
+def test_delay_refiner_holds_after_the_rows_until_released(tmp_path) -> None:
+    """The hold the killed-mid-run tests stop a run with: two replicas (two instances) share the count in the
+    folder; once 300 rows passed, a batch waits for ``release`` and goes on when it appears. (With the count kept
+    per instance the second replica's batch did not wait: seen.)"""
+    import threading
+
+    from mdf.ops.debug import DelayRefiner
+
+    params = {"hold_dir": str(tmp_path / "hold"), "hold_after_rows": 300, "hold_max_s": 30}
+    first, second = DelayRefiner(**params), DelayRefiner(**params)
+    batch = pa.record_batch({"x": pa.array(range(200))})
+    assert first.refine(batch).equals(batch) and second.refine(batch).equals(batch)  # 400 rows: both passed
+    done = threading.Event()
+    waiting = threading.Thread(target=lambda: (first.refine(batch), done.set()))
+    waiting.start()
+    assert not done.wait(0.5), "a batch went on past the hold"
+    (tmp_path / "hold" / "release").touch()
+    assert done.wait(10), "the release did not let the batch go on"
+    waiting.join()
