@@ -37,7 +37,6 @@ pytest.importorskip("mdf_text")
 pytest.importorskip("mdf_dedup")
 
 DEDUP = [{"exact_dedup": {"column": "text", "mode": "cluster"}}]  # keeps the same copy on any executor
-SLOW = [{"delay_refiner": {"seconds_per_batch": 0.5}}]  # rows unchanged
 RAY = {"type": "ray", "writers": 2}
 
 
@@ -49,9 +48,16 @@ def upload(seaweed: SeaweedS3, bucket: str, folder: Path, prefix: str) -> str:
     return f"s3://{bucket}/{prefix}/*.parquet"
 
 
-def s3_recipe(tmp: Path, reads: str, bucket: str, prefix: str, executor: dict, slow: bool = False) -> Path:
+def s3_recipe(tmp: Path, reads: str, bucket: str, prefix: str, executor: dict, hold: Path | None = None) -> Path:
+    """With ``hold``, the first stage (one replica, every row read) stops the run once 4,750 of its 6,000 rows
+    passed after the dedup's collect pass (which reads all 6,000 through it first), until ``hold/release`` exists:
+    at least one 1,000-row shard is then whole (six shards of at most 750 passed rows hold 4,500) and at most
+    5,000 rows passed, so a shard is left to do, on any machine load."""
     recipe = text_recipe(tmp, {"type": "parquet", "paths": [reads]}, {**executor, "batch_rows": 250},
-                         extra_ops=[*DEDUP, *(SLOW if slow else [])])  # fmt: skip
+                         extra_ops=DEDUP)  # fmt: skip
+    if hold is not None:
+        gate = {"delay_refiner": {"hold_dir": str(hold), "hold_after_rows": 6000 + 4750}}
+        recipe["stages"][0]["operators"].insert(0, gate)
     recipe["writer"]["path"] = f"s3://{bucket}/{prefix}/out"
     recipe["rejected"]["path"] = f"s3://{bucket}/{prefix}/rej"
     recipe["state"] = {"snapshot_every_s": 0}  # a checkpoint at every committed shard
@@ -128,9 +134,12 @@ def test_ray_killed_mid_run_then_resume_gives_exactly_the_clean_rows(
     committed shard is on S3; nothing is visible at the output; the local working folders are deleted (the
     resume may be on another machine); ``--resume`` skips the committed shards and publishes exactly the inline
     run's parts. (Fails with the writer's upload done in a thread 3 s after its commit returned (the driver
-    mirrored a manifest naming a shard whose part was not on S3 yet): a published part was empty: seen.)"""
+    mirrored a manifest naming a shard whose part was not on S3 yet): a published part was empty: seen.) The run
+    is held part-way by ``delay_refiner``'s hold, not slowed: slowed by 0.5 s a batch it once finished before
+    the test saw its first checkpoint (CI, load 6.6)."""
     bucket, reads = s3_data
-    recipe = s3_recipe(tmp_path, reads, bucket, "killed", RAY, slow=True)
+    hold = tmp_path / "hold"
+    recipe = s3_recipe(tmp_path, reads, bucket, "killed", RAY, hold=hold)
     e = env(seaweed, tmp_path)
     proc = popen(recipe, e)
     try:
@@ -143,12 +152,13 @@ def test_ray_killed_mid_run_then_resume_gives_exactly_the_clean_rows(
             if manifest is not None and json.loads(manifest)["completed"]:
                 break
             time.sleep(0.3)
-        assert len(json.loads(manifest)["completed"]) < 6, "the run was done before the kill: make it slower"
+        assert len(json.loads(manifest)["completed"]) < 6, "the run was done before the kill"
         assert not data(objects(seaweed, bucket, "killed/out")), "a running run's parts are visible"
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     subprocess.run(["rm", "-rf", str(tmp_path / "cache")], check=True)
+    (hold / "release").touch()
     resumed = run_mdf("run", "-q", str(recipe), "--resume", env=e)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     out = objects(seaweed, bucket, "killed/out")

@@ -25,8 +25,19 @@ if TYPE_CHECKING:
 
 pytest_plugins = ["tests.storage_fixtures"]
 
-SLOW = {"delay_refiner": {"seconds_per_batch": 0.6}}  # rows unchanged: the clean runs go without it
 FILTER = {"text_length_filter": {"min_length": 40}}
+
+
+def hold(tmp: Path, rows: int) -> dict[str, Any]:
+    """An operator that stops the run once ``rows`` rows passed it, until :func:`release` (``delay_refiner``'s
+    hold): a test that waits to see a run mid-way cannot find it already done, however loaded the machine. Put
+    first, it sees every row read; at most ``rows - 1`` plus one batch pass before the hold."""
+    return {"delay_refiner": {"hold_dir": str(tmp / "hold"), "hold_after_rows": rows}}
+
+
+def release(tmp: Path) -> None:
+    (tmp / "hold").mkdir(exist_ok=True)
+    (tmp / "hold" / "release").touch()
 
 
 def inputs(folder: Path, n: int = 4, rows: int = 600) -> list[str]:
@@ -149,19 +160,19 @@ def test_second_run_refused_naming_the_first_then_kill_9_and_resume_gives_the_cl
     machine resumes), ``--resume`` takes the dead run's lock over at once, skips the committed shards and gives
     exactly the clean run's rows. (Fails without the dead-holder check in S3Lock.acquire: after the kill every
     run was refused 'held by another run' for the lock's 60 s ttl: seen; with the checkpoint manifest not
-    uploaded by the mirror, the resume skipped no shard: seen.)"""
+    uploaded by the mirror, the resume skipped no shard: seen.) The run is held, not slowed (:func:`hold`): two
+    of its six 1,000-row shards are whole once 5,001 rows passed (one whole and five of at most 800 hold 5,000)."""
     paths = inputs(tmp_path / "in", n=6, rows=1000)
     clean = recipe(tmp_path, paths, str(tmp_path / "out"), str(tmp_path / "rej"), [FILTER], "clean")
     assert run_mdf("run", "-q", str(clean)).returncode == 0
-    slower = {"delay_refiner": {"seconds_per_batch": 1.5}}  # 22 s in all: the second run starts in seconds
-    s3 = recipe(tmp_path, paths, f"s3://{bucket}/out", f"s3://{bucket}/rej", [slower, FILTER], "s3")
+    s3 = recipe(tmp_path, paths, f"s3://{bucket}/out", f"s3://{bucket}/rej", [hold(tmp_path, 5001), FILTER], "s3")
     e = env(seaweed, tmp_path)
     first = popen(s3, e)
     try:
         wait_for_objects(seaweed, bucket, "out", first, ".parquet", n=2)  # two shards committed and mirrored
         assert not data(objects(seaweed, bucket, "out")), "a running run's parts are visible at the output"
         second = run_mdf("run", "-q", str(s3), env=e)
-        assert first.poll() is None, "the first run ended before the second was refused: make it slower"
+        assert first.poll() is None, "the first run ended before the second was refused"
         assert second.returncode == 2, second.stderr
         lines = [x for x in second.stderr.splitlines() if x.strip()]
         assert len(lines) == 1 and f"pid {first.pid}" in lines[0] and "held by another run" in lines[0], lines
@@ -174,6 +185,7 @@ def test_second_run_refused_naming_the_first_then_kill_9_and_resume_gives_the_cl
     assert refused.returncode == 2 and "--resume" in refused.stderr
     for p in (tmp_path / "cache").iterdir():  # the next run may be on another machine
         subprocess.run(["rm", "-rf", str(p)], check=True)
+    release(tmp_path)
     resumed = run_mdf("run", str(s3), "--resume", env=e)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     out = objects(seaweed, bucket, "out")
@@ -196,13 +208,15 @@ def test_overwrite_keeps_the_old_output_until_publish_then_leaves_no_old_part(
     old = objects(seaweed, bucket, "out")
     again = run_mdf("run", "-q", str(first), env=e)
     assert again.returncode == 2 and "--overwrite" in again.stderr and objects(seaweed, bucket, "out") == old
-    second = recipe(tmp_path, paths[:2], f"s3://{bucket}/out", f"s3://{bucket}/rej", [SLOW, FILTER], "b")
+    # two 300-row shards in batches of 200 and 100: one is whole once 401 rows passed, and at most 500 pass
+    second = recipe(tmp_path, paths[:2], f"s3://{bucket}/out", f"s3://{bucket}/rej", [hold(tmp_path, 401), FILTER], "b")
     proc = popen(second, e, "--overwrite")
     try:
         wait_for_objects(seaweed, bucket, "out", proc, "_mdf/state/manifest.json")
         now = objects(seaweed, bucket, "out")
         assert data(now) == data(old) and now["_SUCCESS"] == old["_SUCCESS"]
     finally:
+        release(tmp_path)
         assert proc.wait(timeout=240) == 0, proc.stderr.read() if proc.stderr else ""
     out = objects(seaweed, bucket, "out")
     assert sorted(data(out)) == ["in-0.parquet", "in-1.parquet"]
@@ -216,10 +230,12 @@ def test_a_failed_run_leaves_nothing_but_mdf_and_says_failed(seaweed: SeaweedS3,
     the record: the staged run.json said 'running': seen.)"""
     paths = inputs(tmp_path / "in", n=6, rows=400)
     e = env(seaweed, tmp_path)
-    s3 = recipe(tmp_path, paths, f"s3://{bucket}/out", f"s3://{bucket}/rej", [SLOW, FILTER], "s3")
+    # six 400-row shards in batches of 200: one is whole once 1,201 rows passed, and at most 1,400 pass
+    s3 = recipe(tmp_path, paths, f"s3://{bucket}/out", f"s3://{bucket}/rej", [hold(tmp_path, 1201), FILTER], "s3")
     proc = popen(s3, e)
     wait_for_objects(seaweed, bucket, "out", proc, "_mdf/state/manifest.json")
     os.killpg(proc.pid, signal.SIGTERM)
+    release(tmp_path)  # a batch inside an operator when the signal comes ends first (threads are not interrupted)
     assert proc.wait(timeout=60) == 143
     out = objects(seaweed, bucket, "out")
     assert all(k.startswith("_mdf/") for k in out), sorted(out)
