@@ -44,6 +44,9 @@ class Comparison:
             f"{self.projected_rows_s:,.0f} rows/s, measured {self.measured_rows_s:,.0f} (x{self.rate_ratio:.2f})"
         )
 
+    def within(self, tolerance: float) -> bool:
+        return all(1 - tolerance <= r <= 1 + tolerance for r in (self.cpu_ratio, self.rate_ratio))
+
     def check(self, tolerance: float) -> None:
         lo, hi = 1 - tolerance, 1 + tolerance
         assert lo <= self.cpu_ratio <= hi, f"CPU-seconds out of +-{tolerance:.0%}: {self}"
