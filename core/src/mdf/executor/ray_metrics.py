@@ -8,8 +8,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rich.markup import escape
-
 from mdf.run_stats import ExecutorMetrics, ExecutorSection, Record
 
 
@@ -69,6 +67,8 @@ class RayMetrics(ExecutorMetrics):
     def run_lines(self) -> list[str]:
         if not self.stage_stats:
             return []
+        from rich.markup import escape  # here: choosing an executor imports this module (rich.markup ~50 ms)
+
         parts = [f"{escape(s.name)} x{s.replicas} busy {s.utilisation:.0%}" for s in self.stage_stats]
         return [
             f"stages: {'; '.join(parts)}; bottleneck: {escape(self.bottleneck)}; "
