@@ -26,7 +26,7 @@ import yaml
 
 from .conftest import run_mdf
 from .ray_helpers import many_rows_parquet, text_recipe
-from .test_storage_write import data, objects, popen
+from .test_storage_write import data, hold, objects, popen, release
 
 if TYPE_CHECKING:
     from tests.storage_servers import SeaweedS3
@@ -48,16 +48,15 @@ def upload(seaweed: SeaweedS3, bucket: str, folder: Path, prefix: str) -> str:
     return f"s3://{bucket}/{prefix}/*.parquet"
 
 
-def s3_recipe(tmp: Path, reads: str, bucket: str, prefix: str, executor: dict, hold: Path | None = None) -> Path:
-    """With ``hold``, the first stage (one replica, every row read) stops the run once 4,750 of its 6,000 rows
-    passed after the dedup's collect pass (which reads all 6,000 through it first), until ``hold/release`` exists:
+def s3_recipe(tmp: Path, reads: str, bucket: str, prefix: str, executor: dict, held: bool = False) -> Path:
+    """With ``held``, the first stage (one replica, every row read) stops the run once 4,750 of its 6,000 rows
+    passed after the dedup's collect pass (which reads all 6,000 through it first), until :func:`release`:
     at least one 1,000-row shard is then whole (six shards of at most 750 passed rows hold 4,500) and at most
     5,000 rows passed, so a shard is left to do, on any machine load."""
     recipe = text_recipe(tmp, {"type": "parquet", "paths": [reads]}, {**executor, "batch_rows": 250},
                          extra_ops=DEDUP)  # fmt: skip
-    if hold is not None:
-        gate = {"delay_refiner": {"hold_dir": str(hold), "hold_after_rows": 6000 + 4750}}
-        recipe["stages"][0]["operators"].insert(0, gate)
+    if held:
+        recipe["stages"][0]["operators"].insert(0, hold(tmp, 6000 + 4750))
     recipe["writer"]["path"] = f"s3://{bucket}/{prefix}/out"
     recipe["rejected"]["path"] = f"s3://{bucket}/{prefix}/rej"
     recipe["state"] = {"snapshot_every_s": 0}  # a checkpoint at every committed shard
@@ -138,8 +137,7 @@ def test_ray_killed_mid_run_then_resume_gives_exactly_the_clean_rows(
     is held part-way by ``delay_refiner``'s hold, not slowed: slowed by 0.5 s a batch it once finished before
     the test saw its first checkpoint (CI, load 6.6)."""
     bucket, reads = s3_data
-    hold = tmp_path / "hold"
-    recipe = s3_recipe(tmp_path, reads, bucket, "killed", RAY, hold=hold)
+    recipe = s3_recipe(tmp_path, reads, bucket, "killed", RAY, held=True)
     e = env(seaweed, tmp_path)
     proc = popen(recipe, e)
     try:
@@ -158,7 +156,7 @@ def test_ray_killed_mid_run_then_resume_gives_exactly_the_clean_rows(
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     subprocess.run(["rm", "-rf", str(tmp_path / "cache")], check=True)
-    (hold / "release").touch()
+    release(tmp_path)
     resumed = run_mdf("run", "-q", str(recipe), "--resume", env=e)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     out = objects(seaweed, bucket, "killed/out")

@@ -140,7 +140,7 @@ def test_split_rejected_without_reason_column_is_a_no_op():
 def test_delay_refiner_holds_after_the_rows_until_released(tmp_path) -> None:
     """The hold the killed-mid-run tests stop a run with: two replicas (two instances) share the count in the
     folder; once 300 rows passed, a batch waits for ``release`` and goes on when it appears. (With the count kept
-    per instance the second replica's batch did not wait: seen.)"""
+    per instance, the first instance's next batch went on past the hold: seen.)"""
     import threading
 
     from mdf.ops.debug import DelayRefiner

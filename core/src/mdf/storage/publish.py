@@ -95,9 +95,9 @@ def _finish(storage: Storage, output: str, intent: dict[str, Any]) -> dict[str, 
         )
     # an earlier run's key-state files that this run's do not replace
     state = storage.list(urls.join(output, layout.META, "state"), hidden=True) if meta else []
-    replaced = set(meta)
-    storage.delete_many([o.url for o in state if o.url[len(output.rstrip("/")) + 1 :] not in replaced])
-    sizes = {o.url[len(output.rstrip("/")) + 1 :]: o.size for o in storage.list(output)}
+    cut, replaced = len(output.rstrip("/")) + 1, set(meta)  # a listed url's name under the output
+    storage.delete_many([o.url for o in state if o.url[cut:] not in replaced])
+    sizes = {o.url[cut:]: o.size for o in storage.list(output)}
     manifest = {
         "run_id": intent["run_id"],
         "committed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
