@@ -52,6 +52,7 @@ __all__ = [
     "image_quality",
     "image_thumbnails",
     "lsh_band_keys",
+    "merge_sorted_runs",
     "mih_block_keys",
     "minhash",
     "num_threads",
@@ -211,6 +212,20 @@ def optimal_bands_rows(
     :param num_perm: signature length, 1..65536.
     :param fp_weight: weight of false positives, >= 0.
     :param fn_weight: weight of false negatives, >= 0 (not both 0).
+    """
+
+def merge_sorted_runs(keys: _ArrayLike, values: _ArrayLike) -> tuple[pa.UInt64Array, pa.UInt64Array]:
+    """Merge sorted runs of keys: every key once, ascending, with the value of its first occurrence.
+
+    A run is one chunk: ``pyarrow.chunked_array([run_0, run_1, ...])`` (no copy of numpy arrays). On
+    equal keys the earlier run's value wins, and within a run the first. Key ranges are merged in
+    parallel on the kernel pool.
+
+    :param keys: uint64 chunks, each sorted ascending (``ValueError`` naming the first that is not),
+        no nulls.
+    :param values: uint64 or uint32 chunks of the same lengths as ``keys``' (``ValueError`` if not),
+        no nulls.
+    :returns: ``(keys, values)``: ``uint64`` arrays of equal length, keys strictly increasing.
     """
 
 def union_find(left: _ArrayLike, right: _ArrayLike, num_nodes: int | None = None) -> pa.UInt64Array:
