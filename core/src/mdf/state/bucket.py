@@ -167,29 +167,40 @@ class StateBucket:
 
     # -- persistence and stats ------------------------------------------------------------------------------
     def snapshot(self, path: str, completed: list[str]) -> int:
-        """Forget ``completed`` shards, then write the bucket to ``path`` atomically; return bytes written."""
-        write_atomically(path, self.dump(completed))
+        """Forget ``completed`` shards, then write the bucket to ``path`` atomically; return bytes written.
+
+        Pickled straight into the file: pickle writes each large array's bytes to it as they are, where
+        ``dump`` builds the whole bucket as one bytes object first. Measured on a 76 MB bucket (a dedup index's
+        pending keys): 0.03-0.07 s against 0.1-0.26 s for ``dump`` and a write."""
+        tmp = f"{path}.tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump(self._state(completed), f, protocol=5)
+        os.replace(tmp, path)
         return os.path.getsize(path)
 
     def dump(self, completed: list[str]) -> bytes:
         """Forget ``completed`` shards, then the bucket as bytes: what a bucket actor sends the driver, which
         writes the snapshot file (an actor on another machine cannot see the driver's folders)."""
+        return pickle.dumps(self._state(completed), protocol=5)
+
+    def _state(self, completed: list[str]) -> dict[str, Any]:
         self.forget_shards(completed)
-        state = {
+        return {
             "index": self.index,
             "sets": self.sets,
             "custom": self.custom,
             "memos": {ns: {s: m.bits for s, m in memos.items()} for ns, memos in self.memos.items()},
         }
-        return pickle.dumps(state, protocol=5)
 
     def restore(self, path: str) -> None:
         with open(path, "rb") as f:
-            self.load(f.read())
+            self._apply(pickle.load(f))  # our own file, written by snapshot() above
 
     def load(self, blob: bytes) -> None:
         """The bucket as :meth:`dump` gave it (a snapshot file's bytes, read by the driver on Ray)."""
-        state = pickle.loads(blob)  # our own bytes, written by dump() above
+        self._apply(pickle.loads(blob))  # our own bytes, written by dump() above
+
+    def _apply(self, state: dict[str, Any]) -> None:
         self.index = state["index"]
         self.sets = state["sets"]
         self.custom = state.get("custom", {})

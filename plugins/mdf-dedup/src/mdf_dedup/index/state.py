@@ -10,13 +10,22 @@ When the run has succeeded, :meth:`IndexState.finish` writes this bucket's files
 :meth:`IndexState.commit` (driver) adds the generation to the manifest and releases the lock. A run already in
 the manifest (a resume of a run that had published) publishes nothing.
 
-Each batch's pending keys are sorted as they come, on a thread of the bucket's own (numpy and Arrow release the
-GIL), while the run goes on: :meth:`IndexState.finish` then only merges the sorted runs (a stable sort of
-already-sorted runs is a merge) instead of sorting every key after the run. Profiled on the MinHash benchmark
+Each batch's pending keys are sorted as they come, on a thread of the bucket's own (numpy releases the GIL),
+while the run goes on: :meth:`IndexState.finish` then only merges the sorted runs instead of sorting every key
+after the run. Profiled on the MinHash benchmark
 at 1 M rows (5.8 M new band keys a run), the one sort after the run took about 1 s of the 3.4 s an ``update``
 run cost over a ``read`` run (writing the sources file most of the rest: see
 :func:`~mdf_dedup.index.store.write_bucket`); the run itself leaves part of the cores idle (B alone: about 1.4 of
-2 busy), which the sorting uses. The merge stays stable, so the files are the ones one sort wrote.
+2 busy), which the sorting uses. The merge keeps a key's first row, so the files are the ones one stable sort
+wrote.
+
+The runs are merged by ``mdf_kernels.merge_sorted_runs`` (a loser tree over the runs' heads, key ranges side by
+side on the kernel pool). In the benchmark's runs (60 runs of 97 K keys a bucket) it took 0.24-0.31 s against
+0.32-0.45 s for numpy's stable argsort of the concatenated runs and its gathers. Merging the runs pairwise on
+the sort thread as they came (numpy, a binary counter) left 0.08 s after the run but cost the run more than it
+saved: the thread's ~1 s of merging competed with the run (``update`` 1.30x B alone against 1.22x without).
+A key's source id travels through the sort as a number among all the batches' ids (numpy, ``uint32`` while
+they fit), not as an Arrow dictionary array: the sorts and :meth:`IndexState._decoded` move plain integers.
 """
 
 from __future__ import annotations
@@ -49,9 +58,13 @@ class IndexState(StateType):
         self.conf: dict[str, Any] | None = None
         self.bucket = 0
         self.loaded: LoadedIndex | LoadedBloom | None = None
-        self.pending: list[tuple[np.ndarray, pa.Array]] = []  # keys, their source ids (each sorted, once settled)
+        # a sorted run a batch of the keys to add, each key with its row's number among all the batches' ids
+        # (``ids``), in the order the batches came; only the sort thread changes ``pending`` while it runs
+        self.pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self.ids: list[pa.Array] = []
+        self.added = [0, 0]  # keys added, their bytes (counted as they come: ``pending`` may be mid-merge)
         self.storage: Any = None  # the recipe's storage: settings (object storage), never snapshotted
-        self.sorting: list[tuple[int, Future]] = []  # (position in pending, its sorted run being made)
+        self.sorting: list[Future] = []  # batches given to the sort thread, not yet seen done
         self.sorter: ThreadPoolExecutor | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -98,17 +111,27 @@ class IndexState(StateType):
             add = np.flatnonzero(claimed & ~held)
             if len(add):
                 self._settle(wait=False)
-                self.pending.append((keys[add], rest[0].take(pa.array(add))))
+                sources = rest[0]  # one id a key: a dictionary array over the batch's ids
+                base = sum(len(i) for i in self.ids)
+                wide = np.uint32 if base + len(sources.dictionary) < 1 << 32 else np.uint64
+                rows = sources.indices.to_numpy(zero_copy_only=False)[add].astype(wide) + wide(base)
+                self.ids.append(sources.dictionary)
+                self.added[0] += len(add)
+                self.added[1] += keys.itemsize * len(add) + rows.nbytes
                 if self.sorter is None:
                     self.sorter = ThreadPoolExecutor(1, thread_name_prefix="mdf-index-sort")
-                self.sorting.append((len(self.pending) - 1, self.sorter.submit(_sorted_run, *self.pending[-1])))
+                self.sorting.append(self.sorter.submit(self._add_run, keys[add], rows))
         return held
 
+    def _add_run(self, keys: np.ndarray, rows: np.ndarray) -> None:
+        """On the sort thread: the batch's keys as a sorted run (one thread: the runs keep the batches' order)."""
+        order = np.argsort(keys, kind="stable")  # a key twice in the batch keeps its first row
+        self.pending.append((keys[order], rows[order]))
+
     def _settle(self, wait: bool) -> None:
-        """Put the sorted runs made so far in place of their batches' pending keys (all of them: ``wait``)."""
-        while self.sorting and (wait or self.sorting[0][1].done()):
-            at, made = self.sorting.pop(0)
-            self.pending[at] = made.result()
+        """Raise what the sort thread raised; with ``wait``, wait for it to take in every batch and stop it."""
+        while self.sorting and (wait or self.sorting[0].done()):
+            self.sorting.pop(0).result()
         if wait and self.sorter is not None:
             self.sorter.shutdown()
             self.sorter = None
@@ -122,9 +145,9 @@ class IndexState(StateType):
     def stats(self) -> tuple[int, int]:
         """Keys loaded from the index (exact: the key set in memory, ~16 bytes each; bloom: the filters' bytes)
         plus the keys this run will add."""
-        n = sum(len(k) for k, _ in self.pending) + (len(self.loaded) if self.loaded is not None else 0)
+        n = self.added[0] + (len(self.loaded) if self.loaded is not None else 0)
         held = self.loaded.memory_bytes() if self.loaded is not None else 0
-        return n, sum(k.nbytes + s.nbytes for k, s in self.pending) + held
+        return n, self.added[1] + sum(i.nbytes for i in self.ids) + held
 
     def finish(self, run: dict[str, Any]) -> Any:
         conf = self.conf
@@ -138,33 +161,33 @@ class IndexState(StateType):
         gen = {"id": generation_id(conf["run"]), "buckets": conf["buckets"]}
         if not self.pending:
             return {"conf": conf, "gen": gen, "entry": None}
-        keys = np.concatenate([k for k, _ in self.pending])
-        # a merge of the sorted runs (timsort); a key added twice (a retried batch): the first added, as each run
-        # is sorted stably and the runs are in the order they came
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        first = np.ones(len(keys), dtype=bool)
-        first[1:] = keys[1:] != keys[:-1]
+        keys, ids = self._merged()
         if conf["settings"].get("index_kind") == "bloom":
-            entry = write_bloom(files, gen, self.bucket, keys[first], conf["settings"]["false_positive_rate"])
+            entry = write_bloom(files, gen, self.bucket, keys, conf["settings"]["false_positive_rate"])
         else:
-            entry = write_bucket(files, gen, self.bucket, keys[first], self._decoded(order[first]))
+            entry = write_bucket(files, gen, self.bucket, keys, self._decoded(ids))
         return {"conf": conf, "gen": gen, "entry": entry}
 
-    def _decoded(self, pick: np.ndarray) -> pa.Array:
-        """The source ids of pending keys ``pick`` (positions in the pending keys), dictionary-encoded over the
-        ids of the rows they came from: no string is copied per key (MinHash files a row's id under every band),
-        and the file stores each row's id once (:func:`~mdf_dedup.index.store.write_bucket`)."""
-        chunks = [s for _, s in self.pending]
-        dictionaries = [c.dictionary for c in chunks]
-        base = np.cumsum([0] + [len(d) for d in dictionaries])
-        indices = np.concatenate([c.indices.to_numpy(zero_copy_only=False) + base[i] for i, c in enumerate(chunks)])
-        dictionary = pa.concat_arrays(dictionaries)
-        picked = indices[pick]
+    def _merged(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every pending key once, sorted, with its row's number among all the batches' ids (a key added twice,
+        by a retried batch: the first added, as runs are sorted stably and the kernel keeps a key's first)."""
+        from mdf_kernels import merge_sorted_runs
+
+        rows = [r for _, r in self.pending]
+        if len({r.dtype for r in rows}) > 1:  # past 4 G ids the later batches' are uint64: one type for Arrow
+            rows = [r.astype(np.uint64) for r in rows]
+        keys, ids = merge_sorted_runs(pa.chunked_array([k for k, _ in self.pending]), pa.chunked_array(rows))
+        return keys.to_numpy(), ids.to_numpy()
+
+    def _decoded(self, ids: np.ndarray) -> pa.Array:
+        """The source ids ``ids`` (rows among all the batches' ids), dictionary-encoded over the ids of the rows
+        they came from: no string is copied per key (MinHash files a row's id under every band), and the file
+        stores each row's id once (:func:`~mdf_dedup.index.store.write_bucket`)."""
+        dictionary = pa.concat_arrays(self.ids)
         used = np.zeros(len(dictionary), dtype=bool)  # the batches' other rows (duplicates, other buckets'): out
-        used[picked] = True
-        mask = dictionary.is_null().to_numpy(zero_copy_only=False)[picked] if dictionary.null_count else None
-        picked = (np.cumsum(used) - 1)[picked]
+        used[ids] = True
+        mask = dictionary.is_null().to_numpy(zero_copy_only=False)[ids] if dictionary.null_count else None
+        picked = (np.cumsum(used) - 1)[ids]
         dictionary = dictionary.filter(pa.array(used))
         # Parquet cannot write a null inside a dictionary: a null id is a null index instead
         return pa.DictionaryArray.from_arrays(pa.array(picked, pa.int64(), mask=mask), dictionary.fill_null(""))
@@ -188,9 +211,3 @@ class IndexState(StateType):
             })  # fmt: skip
             mf.write_manifest(files, manifest, tag)
         mf.release(files, conf["run"])
-
-
-def _sorted_run(keys: np.ndarray, sources: pa.Array) -> tuple[np.ndarray, pa.Array]:
-    """One batch's pending keys sorted (stably: a key twice in it keeps its first row), with their source ids."""
-    order = np.argsort(keys, kind="stable")
-    return keys[order], sources.take(pa.array(order))

@@ -10,6 +10,7 @@ case: same bucket count, one file a generation), else the files that can hold th
 from __future__ import annotations
 
 import io
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -146,9 +147,15 @@ _SOURCES_FILE = {"row_group_size": 1 << 26, "write_statistics": False}
 def write_bucket(
     files: IndexFiles, gen: dict[str, Any], bucket: int, keys: np.ndarray, sources: pa.Array
 ) -> dict[str, Any]:
-    """Write one bucket's new keys (sorted, unique) and their sources; the manifest entry that lists them."""
+    """Write one bucket's new keys (sorted, unique) and their sources; the manifest entry that lists them.
+
+    The keys file is written on a thread while the sources file is encoded: each is written, flushed to disk
+    (or uploaded) and renamed on its own, and both wait mostly on the disk or the network, without the GIL."""
     keys_name, sources_name = gen_files(gen, bucket)
-    key_bytes = files.publish(keys_name, lambda f: np.save(f, np.ascontiguousarray(keys, dtype=np.uint64)))
+    writer = ThreadPoolExecutor(1, thread_name_prefix="mdf-index-write")
+    keys_written = writer.submit(
+        files.publish, keys_name, lambda f: np.save(f, np.ascontiguousarray(keys, dtype=np.uint64))
+    )
 
     def parquet(f: Any) -> None:
         buf = io.BytesIO()
@@ -159,7 +166,11 @@ def write_bucket(
                        **_SOURCES_FILE)  # fmt: skip
         f.write(buf.getvalue())
 
-    source_bytes = files.publish(sources_name, parquet)
+    try:
+        source_bytes = files.publish(sources_name, parquet)
+    finally:
+        writer.shutdown()  # waits for the keys file, also when the sources file failed
+    key_bytes = keys_written.result()
     return {"bucket": bucket, "keys": len(keys), "key_bytes": key_bytes, "source_bytes": source_bytes}
 
 
