@@ -75,6 +75,26 @@ def test_folder_shards_cover_every_file_exactly_once(folder, files, nbytes):
         assert len(shards) == len(whole)
 
 
+@pytest.mark.parametrize("nbytes", [1, 150_000, 1 << 40])
+def test_folder_batches_are_cut_by_bytes_too(folder, nbytes):
+    """A batch holds at most ``bytes_per_batch`` bytes of files (a bigger file alone) as well as at most the run's
+    batch_rows, and the batches of a shard read each of its files once, in order. Red with the reader cutting by
+    rows only (one batch for the shard at 1 and 150,000 bytes): seen."""
+    whole = [r["id"] for r in rows_of(read_all(ImageFolderReader(paths=[folder]))[0])]
+    reader = ImageFolderReader(paths=[folder], bytes_per_batch=nbytes)
+    (shard,) = reader.shards()
+    batches = list(reader.read(shard, 1000))
+    assert [r["id"] for r in rows_of(batches)] == whole
+    for b in batches:
+        sizes = [len(x) for x in b.column("image").to_pylist()]
+        assert sum(sizes) <= nbytes or len(sizes) == 1
+    if nbytes == 1:
+        assert len(batches) == len(whole)
+    if nbytes == 1 << 40:  # then batch_rows alone cuts
+        assert len(batches) == 1
+        assert max(b.num_rows for b in reader.read(shard, 3)) == 3
+
+
 def test_folder_shards_are_disjoint_across_loaders(folder):
     """Two readers built apart (two loaders) split the shard list and together read each file once."""
     shards = ImageFolderReader(paths=[folder], files_per_shard=9).shards()

@@ -42,6 +42,9 @@ class ImageFolderReader(Reader):
         )
         files_per_shard: int = Field(1000, ge=1, description="files in one shard, at most")
         bytes_per_shard: int = Field(256 << 20, ge=1, description="bytes of image files in one shard, at most")
+        bytes_per_batch: int = Field(
+            16 << 20, ge=1, description="bytes of image files in one batch, at most (and the run's batch_rows)"
+        )
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
@@ -50,15 +53,8 @@ class ImageFolderReader(Reader):
     def shards(self) -> list[Shard]:
         root, files = self._files()
         prefix = _UNSAFE.sub("_", os.path.basename(root)) or "images"
-        out: list[Shard] = []
-        start, size = 0, 0
-        for i, (_, nbytes) in enumerate(files):
-            if i > start and (i - start >= self.params.files_per_shard or size + nbytes > self.params.bytes_per_shard):
-                out.append(self._shard(prefix, len(out), files, start, i, size))
-                start, size = i, 0
-            size += nbytes
-        out.append(self._shard(prefix, len(out), files, start, len(files), size))
-        return out
+        cuts = _cuts(files, 0, len(files), self.params.files_per_shard, self.params.bytes_per_shard)
+        return [self._shard(prefix, k, files, lo, hi, size) for k, (lo, hi, size) in enumerate(cuts)]  # _list: >= 1
 
     @staticmethod
     def _shard(prefix: str, k: int, files: list[tuple[str, int]], start: int, stop: int, size: int) -> Shard:
@@ -75,8 +71,11 @@ class ImageFolderReader(Reader):
                 f"#{stop - 1}, from {shard.path}) no longer holds the same files; re-run on a folder that does not "
                 "change meanwhile"
             )
-        for lo in range(start, stop, batch_rows):
-            yield _read_files(root, [path for path, _ in files[lo : min(lo + batch_rows, stop)]])
+        # batches cut by bytes too: a shard of 1,000 photographs (~50 MB) as one batch is read whole before its
+        # first image is hashed, and both cores wait on the reads (pHash of 2,000 JPEGs, whole process: 1.66-1.70 s
+        # with ~13 MB batches against 1.78-2.04 s with one batch a shard)
+        for lo, hi, _ in _cuts(files, start, stop, batch_rows, self.params.bytes_per_batch):
+            yield _read_files(root, [path for path, _ in files[lo:hi]])
 
     def _files(self) -> tuple[str, list[tuple[str, int]]]:
         """The root folder and every matching ``(absolute path, bytes)``, sorted; listed once per reader."""
@@ -167,6 +166,24 @@ def _glob_root(pattern: str) -> str:
     first_magic = next((i for i, s in enumerate(parts) if glob.has_magic(s)), len(parts))
     root = os.sep.join(parts[:first_magic]) or os.sep
     return root if os.path.isdir(root) else os.path.dirname(root)
+
+
+def _cuts(
+    files: list[tuple[str, int]], start: int, stop: int, most: int, most_bytes: int
+) -> list[tuple[int, int, int]]:
+    """``files[start:stop]`` cut into ``(lo, hi, bytes)`` runs of at most ``most`` files and ``most_bytes`` bytes
+    (a bigger file alone); none when the range is empty."""
+    out = []
+    lo, size = start, 0
+    for i in range(start, stop):
+        nbytes = files[i][1]
+        if i > lo and (i - lo >= most or size + nbytes > most_bytes):
+            out.append((lo, i, size))
+            lo, size = i, 0
+        size += nbytes
+    if stop > lo:
+        out.append((lo, stop, size))
+    return out
 
 
 def _local(path: str) -> tuple[bytes | None, str | None]:
