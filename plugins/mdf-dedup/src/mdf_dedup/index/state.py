@@ -62,7 +62,7 @@ class IndexState(StateType):
         # (``ids``), in the order the batches came; only the sort thread changes ``pending`` while it runs
         self.pending: list[tuple[np.ndarray, np.ndarray]] = []
         self.ids: list[pa.Array] = []
-        self.added = [0, 0]  # keys added, their bytes (counted as they come: ``pending`` may be mid-merge)
+        self.added = [0, 0]  # keys added, their bytes (counted as they come: ``pending`` lags the sort thread)
         self.storage: Any = None  # the recipe's storage: settings (object storage), never snapshotted
         self.sorting: list[Future] = []  # batches given to the sort thread, not yet seen done
         self.sorter: ThreadPoolExecutor | None = None
