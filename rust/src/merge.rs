@@ -37,13 +37,16 @@ pub fn merge_runs(keys: &[&[u64]], values: &[&[u64]], ranges: usize) -> (Vec<u64
         .collect();
     // one output, each range writing its own part of it (as long as the range's keys: no copy
     // after), then the parts moved together past the keys they skipped (repeats only)
+    let lens: Vec<usize> = cuts
+        .iter()
+        .map(|cut| cut.iter().map(ExactSizeIterator::len).sum())
+        .collect();
     let mut out_keys = vec![0u64; total];
     let mut out_values = vec![0u64; total];
     let mut key_parts = Vec::with_capacity(cuts.len());
     let mut value_parts = Vec::with_capacity(cuts.len());
     let (mut key_rest, mut value_rest) = (out_keys.as_mut_slice(), out_values.as_mut_slice());
-    for cut in &cuts {
-        let len: usize = cut.iter().map(ExactSizeIterator::len).sum();
+    for &len in &lens {
         let (k, kr) = std::mem::take(&mut key_rest).split_at_mut(len);
         let (v, vr) = std::mem::take(&mut value_rest).split_at_mut(len);
         (key_rest, value_rest) = (kr, vr);
@@ -65,11 +68,11 @@ pub fn merge_runs(keys: &[&[u64]], values: &[&[u64]], ranges: usize) -> (Vec<u64
         .collect();
     let mut end = 0;
     let mut start = 0;
-    for (cut, n) in cuts.iter().zip(written) {
+    for (len, n) in lens.into_iter().zip(written) {
         out_keys.copy_within(start..start + n, end);
         out_values.copy_within(start..start + n, end);
         end += n;
-        start += cut.iter().map(ExactSizeIterator::len).sum::<usize>();
+        start += len;
     }
     out_keys.truncate(end);
     out_values.truncate(end);

@@ -1,6 +1,6 @@
 //! Binding of [`crate::merge`]: sorted runs in as the chunks of two pyarrow arrays, without copying.
 
-use arrow_array::{Array, UInt32Array, UInt64Array};
+use arrow_array::{UInt32Array, UInt64Array};
 use arrow_data::ArrayData;
 use arrow_schema::DataType;
 use pyo3::prelude::*;
@@ -57,11 +57,15 @@ fn uint64_chunk(data: &ArrayData, what: &str) -> KResult<UInt64Array> {
             data.data_type()
         )));
     }
-    let array = UInt64Array::from(data.clone());
-    if array.null_count() > 0 {
+    no_nulls(data, what)?;
+    Ok(UInt64Array::from(data.clone()))
+}
+
+fn no_nulls(data: &ArrayData, what: &str) -> KResult<()> {
+    if data.null_count() > 0 {
         return Err(KernelError::value(format!("{what} contains nulls")));
     }
-    Ok(array)
+    Ok(())
 }
 
 /// A values chunk: uint64 as it is, uint32 widened (a copy, 4 bytes a value more).
@@ -81,10 +85,8 @@ impl Values {
 
 fn widened(data: &ArrayData, what: &str) -> KResult<Values> {
     if data.data_type() == &DataType::UInt32 {
+        no_nulls(data, what)?;
         let array = UInt32Array::from(data.clone());
-        if array.null_count() > 0 {
-            return Err(KernelError::value(format!("{what} contains nulls")));
-        }
         return Ok(Values::Widened(
             array.values().iter().map(|&v| u64::from(v)).collect(),
         ));

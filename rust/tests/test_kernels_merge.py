@@ -27,7 +27,8 @@ def _numpy(keys: list[np.ndarray], values: list[np.ndarray]) -> tuple[np.ndarray
 @pytest.mark.parametrize("spread", [2**64 - 1, 50_000, 7], ids=["hashes", "repeats", "few-keys"])
 @pytest.mark.parametrize("wide", [True, False], ids=["uint64", "uint32"])
 def test_equals_a_stable_sort_of_the_runs(spread, wide):
-    """300 K keys in 30 runs: several key ranges merged in parallel give the stable sort's keys and values."""
+    """300 K keys in 30 runs: several key ranges merged in parallel give the stable sort's keys and values. Red
+    (repeats, few keys) with the kernel keeping a key's last value instead of its first: seen."""
     keys, values = _runs(3, 30, 10_000, spread)
     if not wide:
         values = [v.astype(np.uint32) for v in values]
