@@ -3,8 +3,9 @@ vs the same run local -> local.
 
 The work is W1's (``bench_w1_text_filter.py``: URL blocklist + length filter, Parquet -> zstd Parquet, inline
 executor) on W1's generated rows. The s3 -> s3 run reads ``s3://mdf-w1/w1/*.parquet`` and writes
-``s3://mdf-w1/out-<n>``: parts built in a local working folder, mirrored to the staging prefix at each
-checkpoint, published by server-side copies and ``_SUCCESS`` (:mod:`mdf.storage.output`). Each run is a
+``s3://mdf-w1/out-<n>``: parts built in a local working folder, uploaded by a background thread after each
+checkpoint as open multipart uploads to their final keys, completed at the publish, then ``_SUCCESS``
+(:mod:`mdf.storage.output`, :mod:`mdf.storage.multipart`). Each run is a
 subprocess timed wall-clock from launch to exit (the publish included), round-robin, best of ``--repeat``; the
 kept rows and every part file's bytes must be equal.
 

@@ -117,6 +117,25 @@ def wait_for_objects(seaweed: SeaweedS3, bucket: str, prefix: str, proc: subproc
         time.sleep(0.2)
 
 
+def wait_for_committed(seaweed: SeaweedS3, bucket: str, prefix: str, proc: subprocess.Popen, n: int) -> None:
+    """Until the staged checkpoint manifest counts ``n`` committed shards (their parts uploaded before it)."""
+    deadline = time.time() + 120
+    while True:
+        staged = [v for k, v in objects(seaweed, bucket, prefix).items() if k.endswith("_mdf/state/manifest.json")]
+        if any(len(json.loads(v)["completed"]) >= n for v in staged):
+            return
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.time() < deadline, f"{n} committed shards never appeared under {prefix}"
+        time.sleep(0.2)
+
+
+def open_uploads(seaweed: SeaweedS3, bucket: str, prefix: str) -> list[str]:
+    """Keys of the multipart uploads open under ``prefix/`` (invisible to listings until completed)."""
+    return [
+        u["Key"] for u in seaweed.client().list_multipart_uploads(Bucket=bucket, Prefix=prefix + "/").get("Uploads", [])
+    ]
+
+
 def test_s3_output_gives_the_local_rows_and_success_lists_exactly_the_parts(
     seaweed: SeaweedS3, bucket: str, tmp_path: Path
 ) -> None:
@@ -169,8 +188,9 @@ def test_second_run_refused_naming_the_first_then_kill_9_and_resume_gives_the_cl
     e = env(seaweed, tmp_path)
     first = popen(s3, e)
     try:
-        wait_for_objects(seaweed, bucket, "out", first, ".parquet", n=2)  # two shards committed and mirrored
+        wait_for_committed(seaweed, bucket, "out", first, n=2)  # two shards committed and mirrored
         assert not data(objects(seaweed, bucket, "out")), "a running run's parts are visible at the output"
+        assert len(open_uploads(seaweed, bucket, "out")) >= 2  # uploaded to their final keys, not completed
         second = run_mdf("run", "-q", str(s3), env=e)
         assert first.poll() is None, "the first run ended before the second was refused"
         assert second.returncode == 2, second.stderr
@@ -193,6 +213,7 @@ def test_second_run_refused_naming_the_first_then_kill_9_and_resume_gives_the_cl
     assert rows(objects(seaweed, bucket, "rej")) == local_rows(tmp_path / "rej")
     assert json.loads(out["_mdf/metrics.json"])["resumed"]["skipped_shards"] >= 1
     assert sorted(f["name"] for f in json.loads(out["_SUCCESS"])["files"]) == sorted(data(out))
+    assert open_uploads(seaweed, bucket, "out") == [] and open_uploads(seaweed, bucket, "rej") == []
 
 
 def test_overwrite_keeps_the_old_output_until_publish_then_leaves_no_old_part(
@@ -267,35 +288,55 @@ def test_an_s3_output_through_503s_and_resets_completes_with_the_clean_rows(
     assert sorted(f["name"] for f in json.loads(out["_SUCCESS"])["files"]) == sorted(data(out))
 
 
-def test_the_mirror_moves_parts_to_s3_and_keeps_them_there(seaweed: SeaweedS3, bucket: str, tmp_path: Path) -> None:
-    """A committed part is uploaded to the staging prefix and deleted locally (the local disk never holds the
-    whole output); a later sync keeps it on S3, re-uploads it when a redone shard writes it again, and deletes
-    from S3 only an ``_mdf/`` file gone locally (an old snapshot). (Fails with moved parts not exempt from the
-    "gone locally" deletion: the second sync deleted the staged part: seen.)"""
+def test_the_mirror_uploads_parts_invisibly_and_sends_a_manifest_only_with_its_snapshots(
+    seaweed: SeaweedS3, bucket: str, tmp_path: Path
+) -> None:
+    """A committed part goes up as a multipart upload to its final key, left open (no listing shows it) and
+    deleted locally; its upload id is staged in ``_mdf/uploads.json``. A checkpoint manifest goes up only once
+    every snapshot it names is on S3 (the run writes on while a round runs), and only then is a snapshot gone
+    locally deleted from S3. A redone shard's part replaces its upload (the first is aborted); the publish
+    completes the upload and leaves none open. (Fails with the manifest sent without its snapshots: the staging
+    prefix held a manifest naming a missing snapshot: seen; and with the first upload of a redone part not
+    aborted: two uploads stayed open: seen.)"""
     from mdf.storage import Storage, StorageSettings
     from mdf.storage.config import S3Settings
     from mdf.storage.output import RemoteOutput
+    from mdf.storage.publish import publish
 
     ep = seaweed.endpoint
     assert ep is not None
     s3 = S3Settings(endpoint_url=ep.url, access_key_id=ep.access_key, secret_access_key=ep.secret_key)
     out = RemoteOutput(f"s3://{bucket}/out", "writer", Storage(StorageSettings(s3=s3)), run_id="r1", work=tmp_path)
-    (tmp_path / "_mdf" / "state").mkdir(parents=True)
+    state = tmp_path / "_mdf" / "state"
+    state.mkdir(parents=True)
     (tmp_path / "a.parquet").write_bytes(b"part a")
-    (tmp_path / "_mdf" / "state" / "bucket-0.1.pkl").write_bytes(b"old")
-    out.sync()
+    (state / "bucket-0.1.pkl").write_bytes(b"one")
+    manifest = json.dumps({"completed": ["s0"], "buckets": ["bucket-0.1.pkl"]}).encode()
+    out.sync(manifest)
 
     def staged() -> dict[str, bytes]:
         return objects(seaweed, bucket, "out/_mdf/staging/r1")
 
-    assert staged() == {"a.parquet": b"part a", "_mdf/state/bucket-0.1.pkl": b"old"}
-    assert not (tmp_path / "a.parquet").exists()
-    (tmp_path / "_mdf" / "state" / "bucket-0.1.pkl").unlink()
-    out.sync()
-    assert staged() == {"a.parquet": b"part a"}
+    first = staged()
+    assert first["_mdf/state/bucket-0.1.pkl"] == b"one" and first["_mdf/state/manifest.json"] == manifest
+    assert "a.parquet" not in first and not data(objects(seaweed, bucket, "out"))  # invisible until completed
+    assert open_uploads(seaweed, bucket, "out") == ["out/a.parquet"] and not (tmp_path / "a.parquet").exists()
+    assert list(json.loads(first["_mdf/uploads.json"])) == ["a.parquet"]
+    # the next checkpoint's manifest names a snapshot this round did not see: neither it nor a deletion goes up
+    (state / "bucket-0.1.pkl").unlink()
+    later = json.dumps({"completed": ["s0", "s1"], "buckets": ["bucket-0.2.pkl"]}).encode()
+    out.sync(later)
+    assert staged()["_mdf/state/manifest.json"] == manifest and "_mdf/state/bucket-0.1.pkl" in staged()
+    (state / "bucket-0.2.pkl").write_bytes(b"two")
+    out.sync(later)
+    now = staged()
+    assert now["_mdf/state/manifest.json"] == later and "_mdf/state/bucket-0.1.pkl" not in now
     (tmp_path / "a.parquet").write_bytes(b"part a, redone")
-    out.sync()
-    assert staged() == {"a.parquet": b"part a, redone"} and not (tmp_path / "a.parquet").exists()
+    out.sync(later)
+    assert open_uploads(seaweed, bucket, "out") == ["out/a.parquet"]
+    publish(out.storage, out.url, "r1", ["a.parquet"], uploads=out.uploads)
+    assert data(objects(seaweed, bucket, "out")) == {"a.parquet": b"part a, redone"}
+    assert open_uploads(seaweed, bucket, "out") == []
 
 
 def test_a_jsonl_writer_on_s3_gives_the_local_files(seaweed: SeaweedS3, bucket: str, tmp_path: Path) -> None:

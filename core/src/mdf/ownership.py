@@ -43,7 +43,8 @@ from mdf.errors import MdfError, RecipeError
 from mdf.fingerprint import Fingerprint
 from mdf.output_paths import check_inputs, output_dirs
 from mdf.output_paths import check_output_paths as check_output_paths  # re-exported: mdf.checks runs it
-from mdf.storage.output import register, remote_output
+from mdf.storage.mirror import register
+from mdf.storage.output import remote_output
 from mdf.storage.urls import is_remote
 
 READY = "ready"

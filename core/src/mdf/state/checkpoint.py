@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from mdf import layout, tally
-from mdf.storage.output import sync_all, url_of
+from mdf.storage.mirror import sync_all, url_of
 
 MANIFEST = "manifest.json"
 FORMAT = 1

@@ -212,12 +212,14 @@ class Storage:
         """Upload a finished local file (a part file, a snapshot) as one object, retried whole from the file;
         pyarrow switches to a multipart upload for large ones (parts uploaded in the background)."""
 
-        def copy(out: pa.NativeFile) -> None:
-            with open(local_path, "rb") as src:
+        with open(local_path, "rb") as src:  # opened first: a file gone (FileNotFoundError) makes no object
+
+            def copy(out: pa.NativeFile) -> None:
+                src.seek(0)  # a retry starts the object over
                 while piece := src.read(STREAM_BLOCK):
                     out.write(piece)
 
-        self._write(url, copy)
+            self._write(url, copy)
 
     def _write(self, url: str, fill: Any) -> None:
         scheme = urls.scheme_of(url)

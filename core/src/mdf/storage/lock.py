@@ -37,7 +37,7 @@ from mdf.errors import MissingDependencyError
 from mdf.storage import urls
 from mdf.storage.config import StorageSettings
 from mdf.storage.errors import LockHeld, StorageError
-from mdf.storage.retry import RetryPolicy, call, status_of
+from mdf.storage.retry import RetryPolicy, call, error_code, status_of
 
 DEFAULT_TTL_S = 60.0
 
@@ -73,13 +73,8 @@ def s3_client(settings: StorageSettings | None = None) -> Any:
     )
 
 
-def _code(exc: BaseException) -> str:
-    response = getattr(exc, "response", None)
-    return str(response.get("Error", {}).get("Code", "")) if isinstance(response, dict) else ""
-
-
 def _precondition_failed(exc: BaseException) -> bool:
-    return status_of(exc) == 412 or _code(exc) == "PreconditionFailed"
+    return status_of(exc) == 412 or error_code(exc) == "PreconditionFailed"
 
 
 class S3Lock:
@@ -158,7 +153,7 @@ class S3Lock:
             try:
                 got = self.client.get_object(Bucket=self.bucket, Key=self.key)
             except Exception as exc:
-                if status_of(exc) == 404 or _code(exc) in ("NoSuchKey", "404"):
+                if status_of(exc) == 404 or error_code(exc) in ("NoSuchKey", "404"):
                     return None
                 raise
             body = json.loads(got["Body"].read() or b"{}")

@@ -7,19 +7,22 @@ place of record:
 * **Owned** by an :class:`~mdf.storage.lock.S3Lock` at ``<output>/_mdf/lock`` (conditional PUT, renewed while
   the run lives; a second run exits 2 naming the holder). A lock whose holder was on this host and whose process
   is gone (kill -9) is taken over at once; one from another host once stale.
-* **Mirrored at every checkpoint**: :func:`sync_all` (called by :class:`mdf.state.checkpoint.Checkpoint` after
-  each snapshot) uploads the committed part files and the ``_mdf/`` files that changed to
-  ``<output>/_mdf/staging/<run_id>/``, the checkpoint manifest last. So what S3 holds is always a consistent
-  checkpoint: ``--resume`` on another machine, or after the temp folder was cleaned, downloads the staging
-  prefix's ``_mdf/`` and continues from the committed shards; nothing of a running or killed run is visible at
-  ``<output>/`` (``_``-prefixed prefixes are hidden from dataset readers).
-* **Published** on success by :func:`mdf.storage.publish.publish`: server-side copies of the parts, deletion of
-  an older run's parts, the run's ``_mdf/`` files (``run.json``, ``metrics.json``, ``shards.json``, key-state
-  snapshots), then ``_SUCCESS`` listing exactly the parts.
+* **Mirrored at every checkpoint**: :func:`mdf.storage.mirror.sync_all` (called by
+  :class:`mdf.state.checkpoint.Checkpoint` after each snapshot) has a background thread upload, while the run
+  goes on, the committed part files (as open multipart uploads to their final keys) and the ``_mdf/`` files that
+  changed (to ``<output>/_mdf/staging/<run_id>/``), the checkpoint manifest last. So what S3 holds is always a
+  consistent checkpoint: ``--resume`` on another machine, or after the temp folder was cleaned, downloads the
+  staging prefix's ``_mdf/`` and continues from the committed shards; nothing of a running or killed run is
+  visible at ``<output>/`` (``_``-prefixed prefixes are hidden from dataset readers).
+* **Published** on success by :func:`mdf.storage.publish.publish`: the parts' open multipart uploads completed
+  (a part goes up to its final key as the mirror sees it, invisible until then: :mod:`mdf.storage.multipart`),
+  deletion of an older run's parts, the run's ``_mdf/`` files (``run.json``, ``metrics.json``, ``shards.json``,
+  key-state snapshots), then ``_SUCCESS`` listing exactly the parts.
 
 On Ray the writer actors may run on other machines, which cannot see the driver's working folder: each writes
-its parts in a folder on its own node and uploads a shard's parts to the staging prefix before its commit
-returns (:mod:`mdf.storage.parts`); the driver mirrors only ``_mdf/``, so the manifest still comes last.
+its parts in a folder on its own node and uploads a shard's parts to the staging prefix (as objects, copied at
+the publish) before its commit returns (:mod:`mdf.storage.parts`); the driver mirrors only ``_mdf/``, so the
+manifest still comes last.
 
 Why not write part files straight to S3: the writers, ``--resume``, the schema pieces and the report all work on
 files, and a part upload needs the finished file anyway to be retried whole; one upload per committed part costs
@@ -44,15 +47,16 @@ from typing import TYPE_CHECKING, Any
 from mdf import layout
 from mdf.errors import MdfError
 from mdf.runlog import LOG
-from mdf.storage import publish, urls
+from mdf.storage import multipart, publish, urls
+from mdf.storage.mirror import forget, wait_mirrored
 
 if TYPE_CHECKING:  # the S3 layer (pyarrow.fs, ssl: ~25 ms) is imported by an s3:// output only, not by every run
     from mdf.storage.fs import Storage
     from mdf.storage.lock import S3Lock
 
-_MIRRORS: dict[str, RemoteOutput] = {}  # local working folder -> its S3 output, for sync_all
-_GUARD = threading.Lock()
 _MANIFEST = "_mdf/state/manifest.json"
+_UPLOADS_FILE = "_mdf/uploads.json"  # on the staging prefix only: the open multipart uploads of the parts
+_GUARD = threading.Lock()
 _SKIP = {"_mdf/lock"}
 _UPLOADS = 8
 
@@ -82,6 +86,10 @@ class RemoteOutput:
     made_staging: bool = False
     uploaded: dict[str, tuple[int, int]] = field(default_factory=dict)  # rel path -> (size, mtime_ns)
     moved: set[str] = field(default_factory=set)  # part files uploaded, then deleted here (S3 holds them)
+    sent: bytes | None = None  # the checkpoint manifest last uploaded
+    uploads: dict[str, dict[str, Any]] = field(default_factory=dict)  # part name -> its open multipart upload
+    uploads_sent: int = 0  # how many of them the staging prefix's uploads.json lists
+    failed: BaseException | None = None  # a background mirror round's error, raised by the run's next checkpoint
 
     @property
     def staging(self) -> str:
@@ -120,6 +128,8 @@ class RemoteOutput:
             self.work = root / f"{key}-{self.run_id}"
             if source:
                 self._download(urls.join(self.staging, layout.META), self.work / layout.META)
+                self.uploads = self._read(urls.join(self.staging, _UPLOADS_FILE)) or {}
+                self.uploads_sent = len(self.uploads)
             else:  # a completed output: its parts become this run's staged parts (server-side), its state ours
                 self._download(urls.join(self.url, layout.META), self.work / layout.META)
                 for name in data:
@@ -146,6 +156,7 @@ class RemoteOutput:
             )
         for run_id in staged:  # killed runs' staging: --overwrite starts over
             self.storage.delete_prefix(urls.join(self.url, layout.META, "staging", run_id))
+        multipart.sweep(self.storage, self.url)  # killed runs' open uploads: never to be completed
         self.mode = "overwrite" if data or record is not None else "new"
         self.run_id = uuid.uuid4().hex[:16]
         self.work = root / f"{key}-{self.run_id}"
@@ -174,7 +185,7 @@ class RemoteOutput:
     def _download(self, prefix: str, into: Path) -> None:
         for obj in self.storage.list(prefix, hidden=True):
             rel = obj.url[len(prefix.rstrip("/")) + 1 :]
-            if rel == "lock" or rel.startswith(("staging/", publish.INTENT)):
+            if rel == "lock" or rel.startswith(("staging/", publish.INTENT)) or rel == _UPLOADS_FILE.split("/")[1]:
                 continue
             target = into / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -195,15 +206,27 @@ class RemoteOutput:
                     out.append(Path(folder) / name)
         return out
 
-    def sync(self) -> None:
-        """Upload what changed since the last sync (the checkpoint manifest last; part files are deleted locally
-        once uploaded), then delete from the staging prefix what is gone locally (a key-state snapshot of an
-        older generation)."""
-        changed, manifest = [], None
+    def manifest_now(self) -> bytes | None:
+        """The checkpoint manifest as it is now: read before any file is looked at, so every part and snapshot it
+        names is already on the local disk (or on S3)."""
+        try:
+            return (self.work / _MANIFEST).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def sync(self, manifest: bytes | None) -> None:
+        """Upload what changed since the last sync, then ``manifest`` (read by :meth:`manifest_now` before this
+        round looked at any output) once every snapshot it names is on S3; part files are deleted locally once
+        uploaded. Then delete from the staging prefix what is gone locally and the new manifest does not name
+        (a key-state snapshot of an older generation).
+
+        The run goes on writing while a round runs (:class:`_Mirror`): a snapshot file replaced before it was read
+        is skipped, and so is a manifest whose snapshots did not all make it; the next round sends both."""
+        changed = []
         present = set()
         for path in self._local_files():
             rel = path.relative_to(self.work).as_posix()
-            if rel in _SKIP:
+            if rel in _SKIP or rel == _MANIFEST:
                 continue
             present.add(rel)
             try:
@@ -211,31 +234,48 @@ class RemoteOutput:
             except FileNotFoundError:  # replaced while we looked: the next sync has it
                 continue
             if self.uploaded.get(rel) != (st.st_size, st.st_mtime_ns):
-                item = (rel, path, (st.st_size, st.st_mtime_ns))
-                if rel == _MANIFEST:
-                    manifest = item
-                else:
-                    changed.append(item)
+                changed.append((rel, path, (st.st_size, st.st_mtime_ns)))
 
         def put(item: tuple[str, Path, tuple[int, int]]) -> None:
             rel, path, stamp = item
-            self.storage.put_file(str(path), urls.join(self.staging, rel))
+            part = "/" not in rel and layout.is_data_name(rel)  # a committed part file
+            try:
+                if part:  # to its final key, invisible until the publish completes it (mdf.storage.multipart)
+                    upload = multipart.begin(self.storage, str(path), urls.join(self.url, rel))
+                else:
+                    self.storage.put_file(str(path), urls.join(self.staging, rel))
+            except FileNotFoundError:  # an older snapshot, removed by the next checkpoint: not needed
+                return
             self.uploaded[rel] = stamp
-            if "/" not in rel and layout.is_data_name(rel):  # a committed part: the local disk need not hold
-                path.unlink(missing_ok=True)  # the whole output (a redone shard writes and uploads it again)
-                self.moved.add(rel)
+            if part:
+                with _GUARD:
+                    old, self.uploads[rel] = self.uploads.get(rel), upload
+                if old is not None:  # a redone shard's part: its first upload will never be completed
+                    multipart.abort(self.storage, urls.join(self.url, rel), old["upload_id"])
+                path.unlink(missing_ok=True)  # the local disk need not hold the whole output (a redone shard
+                self.moved.add(rel)  # writes and uploads it again)
 
         with ThreadPoolExecutor(_UPLOADS) as pool:
             list(pool.map(put, changed))
-        if manifest is not None:
-            put(manifest)
-        for rel in [r for r in self.uploaded if r not in present and r not in self.moved]:
+        if len(self.uploads) != self.uploads_sent or any(r in self.uploads for r, _, _ in changed):
+            self.storage.write_bytes(urls.join(self.staging, _UPLOADS_FILE), json.dumps(self.uploads).encode())
+            self.uploads_sent = len(self.uploads)  # before the manifest that counts on them
+        if manifest is None or manifest == self.sent:
+            return
+        state = _MANIFEST.rsplit("/", 1)[0]
+        named = {f"{state}/{name}" for name in json.loads(manifest).get("buckets", [])}
+        if not named <= self.uploaded.keys():
+            return  # a snapshot it names was replaced before we read it: the next round's manifest names the new one
+        self.storage.write_bytes(urls.join(self.staging, _MANIFEST), manifest)
+        self.sent = manifest
+        for rel in [r for r in self.uploaded if r not in present and r not in self.moved and r not in named]:
             self.storage.delete(urls.join(self.staging, rel))
             del self.uploaded[rel]
 
     def upload_record(self, log: bool = False) -> None:
         """``run.json`` (and with ``log`` the run log) to the staging prefix, and the record to ``<output>/_mdf/``
-        too while no earlier run's output is there."""
+        too while no earlier run's output is there; after the mirror's rounds (a failed run's last checkpoint)."""
+        wait_mirrored()
         local = layout.run_record_path(self.work)
         self.storage.put_file(str(local), urls.join(self.staging, layout.META, "run.json"))
         if log and layout.log_path(self.work).exists():
@@ -247,14 +287,15 @@ class RemoteOutput:
     def publish(self) -> None:
         """Upload the rest, check the lock is still ours, then publish the parts and the run's ``_mdf/`` files."""
         start = time.perf_counter()
-        self.sync()
+        wait_mirrored(self)
+        self.sync(self.manifest_now())
         assert self.lock is not None
         self.lock.check()
         synced = time.perf_counter()
         staged = self._staged()
-        parts = sorted(r for r in staged if layout.is_data_name(r.split("/")[0]))
-        meta = sorted(r for r in staged if r.startswith(layout.META + "/"))
-        publish.publish(self.storage, self.url, self.run_id, parts, meta=meta)
+        parts = sorted({r for r in staged if layout.is_data_name(r.split("/")[0])} | self.uploads.keys())
+        meta = sorted(r for r in staged if r.startswith(layout.META + "/") and r != _UPLOADS_FILE)
+        publish.publish(self.storage, self.url, self.run_id, parts, meta=meta, uploads=self.uploads)
         LOG.info("%s: %d part(s) published in %.2fs (last upload %.2fs)", self.url, len(parts),
                  time.perf_counter() - synced, synced - start)  # fmt: skip
 
@@ -275,8 +316,8 @@ class RemoteOutput:
                     self.storage.delete(urls.join(self.url, layout.META, "run.json"))
 
     def release(self, keep_local: bool = True) -> None:
-        with _GUARD:
-            _MIRRORS.pop(str(self.work), None)
+        wait_mirrored()  # no upload of this run's may outlive its lock
+        forget(self)
         if self.lock is not None:
             self.lock.release()
             self.lock = None
@@ -285,30 +326,6 @@ class RemoteOutput:
                 if entry.name != layout.META:
                     entry.unlink() if entry.is_file() else shutil.rmtree(entry, ignore_errors=True)
             shutil.rmtree(layout.state_dir(self.work), ignore_errors=True)
-
-
-def register(out: RemoteOutput) -> None:
-    with _GUARD:
-        _MIRRORS[str(out.work)] = out
-
-
-def mirror_of(local: str) -> RemoteOutput | None:
-    """The S3 output a local working folder stands for (``None`` for a plain local output)."""
-    with _GUARD:
-        return _MIRRORS.get(str(Path(local).absolute()))
-
-
-def url_of(local: str) -> str | None:
-    out = mirror_of(local)
-    return out.url if out else None
-
-
-def sync_all() -> None:
-    """Mirror every S3 output of this process (rejected first, the writer's checkpoint manifest last)."""
-    with _GUARD:
-        outs = sorted(_MIRRORS.values(), key=lambda o: o.role != "rejected")
-    for out in outs:
-        out.sync()
 
 
 def remote_output(url: str, role: str, storage: Storage | None = None) -> RemoteOutput:

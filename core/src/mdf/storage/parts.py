@@ -1,7 +1,7 @@
 """Part files of an ``s3://`` output written by Ray's writer actors, on whichever node they run.
 
 The inline executor writes every part into the driver's working folder, and the driver's mirror
-(:func:`mdf.storage.output.sync_all`) uploads them at each checkpoint. A Ray writer actor may run on another
+(:func:`mdf.storage.mirror.sync_all`) uploads them at each checkpoint. A Ray writer actor may run on another
 machine, which cannot see that folder and whose files the driver cannot see either. So on Ray each writer
 actor writes its parts in a working folder of its own (on its own node, under its own
 :func:`~mdf.storage.output.cache_root`) and, in :meth:`PartUploads.commit`, uploads a shard's committed part
@@ -31,7 +31,8 @@ from mdf.io import rejected
 from mdf.storage import urls
 from mdf.storage.errors import StorageError
 from mdf.storage.fs import Storage
-from mdf.storage.output import cache_root, mirror_of
+from mdf.storage.mirror import mirror_of
+from mdf.storage.output import cache_root
 
 
 @dataclass(frozen=True)

@@ -1,35 +1,35 @@
-"""How a run's output appears on S3: staged under a hidden prefix, published by server-side copies, then
-committed by a ``_SUCCESS`` object that lists the published files.
+"""How a run's output appears on S3: parts uploaded invisibly while the run goes on, made to appear at the end,
+then committed by a ``_SUCCESS`` object that lists the published files.
 
 The choice. S3 has no rename, so the local protocol (build in a hidden sibling folder, swap with one
-``renameat2``) has no exact equivalent. Of the two usual answers we take both halves:
+``renameat2``) has no exact equivalent. We take:
 
-* **Stage under a hidden prefix** (``<output>/_mdf/staging/<run_id>/``): part files are uploaded there as
-  shards commit, so nothing of a running (or killed) run is visible at ``<output>/``; ``--resume`` finds the
-  committed shards there; dataset readers skip ``_``-prefixed prefixes, and the lock covers it.
+* **Nothing visible while the run works**: each committed part file goes up as a multipart upload to its final
+  key, left open (:mod:`mdf.storage.multipart`: S3A's "magic" committer); an open upload shows in no listing
+  and no GET. The run's ``_mdf/`` files (checkpoint, snapshots, the open uploads' ids) go to a hidden staging
+  prefix (``<output>/_mdf/staging/<run_id>/``), where ``--resume`` finds them; dataset readers skip
+  ``_``-prefixed prefixes, and the lock covers both. Parts written by Ray writers on other nodes, and the parts
+  of a completed output a ``--resume`` takes over, are staged objects there.
 * **Publish, then commit with ``_SUCCESS``**: when the run succeeds, ``_SUCCESS`` is deleted first, an intent
-  (``_mdf/publishing.json``, the list of names) is written, each part is copied server-side to
-  ``<output>/<name>`` (no bytes pass through the client; copies run in parallel), objects of an earlier run that
-  are not in the list are deleted, and ``_SUCCESS`` (a JSON manifest: run id, names, sizes) is written last.
-  Spark, Hadoop and most table tools read ``_SUCCESS`` as "this folder is complete"; anyone else can read the
-  exact file list from it (:func:`committed`).
+  (``_mdf/publishing.json``: the names and the open uploads) is written, each upload is completed (a staged
+  part is copied server-side), every other open upload under the output is aborted, objects of an earlier run
+  that are not in the list are deleted, and ``_SUCCESS`` (a JSON manifest: run id, names, sizes) is written
+  last. Spark, Hadoop and most table tools read ``_SUCCESS`` as "this folder is complete"; anyone else can read
+  the exact file list from it (:func:`committed`).
 
 What a reader sees: while a run works, the previous output, untouched (with its ``_SUCCESS``). During the
-publish window (seconds: one copy per part) a reader that lists ``<output>/`` without looking at ``_SUCCESS``
-may see old and new parts together; a reader that honours ``_SUCCESS`` or the manifest never does. We did not
-choose "write parts in place and commit a manifest" alone because then every plain listing during the whole
-run mixes runs, and a killed run leaves half its parts beside the old output. A publish cut by SIGKILL is rolled
-forward by the next run on the output (:func:`roll_forward`, from the intent): copies are idempotent.
+publish window (one ``CompleteMultipartUpload`` per part, a few ms each) a reader that lists ``<output>/``
+without looking at ``_SUCCESS`` may see old and new parts together; a reader that honours ``_SUCCESS`` or the
+manifest never does. We did not choose "write parts in place and commit a manifest" alone because then every
+plain listing during the whole run mixes runs, and a killed run leaves half its parts beside the old output. A
+publish cut by SIGKILL is rolled forward by the next run on the output (:func:`roll_forward`, from the intent):
+completing an upload again, or copying again, is no error.
 
-What it costs (W1 200 K rows, four ~35 MB parts, SeaweedFS on the same 2 loaded cores): 0.3-1.2 s, nearly all
-the server-side copies; the other dozen requests take ~0.06 s, the staging prefix's deletion one
-``DeleteObjects`` (:meth:`mdf.storage.Storage.delete_many`). Measured and not kept: ``UploadPartCopy`` in 8 or
-18 MB ranges in parallel (0.67-1.42 s vs 0.76-0.81 s for the plain copies: the server's CPU is the limit here).
-Not done, because it breaks the promise above: uploading a fresh output's parts straight to their final keys
-(no copy) makes a half run visible to a plain listing for the whole run and after a kill. The copy-free way
-that keeps it is S3A's "magic" committer: each part a multipart upload to its final key left uncompleted
-(invisible to every listing) and completed at the publish; it needs the pending upload ids in the staging
-prefix for ``--resume``, aborting the uploads of redone shards and killed runs, and the same on Ray's writers.
+What it costs (W1 200 K rows, four ~35 MB parts, SeaweedFS on the same 2 cores): 0.04-0.06 s. It was 0.3-1.2
+s when every part was staged as an object and copied here: a server-side copy is 0.09-0.12 s and 0.16-0.19 s
+of the server's CPU for a 35 MB part, a completion 0.006-0.008 s (``benchmarks/bench_s3_write.py``). Measured
+and not kept before that: ``UploadPartCopy`` in 8 or 18 MB ranges in parallel (0.67-1.42 s vs 0.76-0.81 s for
+the plain copies: the server's CPU was the limit).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from mdf import layout
-from mdf.storage import urls
+from mdf.storage import multipart, urls
 
 if TYPE_CHECKING:
     from mdf.storage.fs import Storage
@@ -56,19 +56,26 @@ def staging_prefix(output: str, run_id: str) -> str:
 
 
 def publish(
-    storage: Storage, output: str, run_id: str, names: list[str] | None = None, meta: list[str] | None = None
+    storage: Storage,
+    output: str,
+    run_id: str,
+    names: list[str] | None = None,
+    meta: list[str] | None = None,
+    uploads: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Publish the staged parts of ``run_id`` at ``output`` and commit ``_SUCCESS``; returns the manifest.
 
     :param names: part names relative to the staging prefix (default: everything staged there).
     :param meta: the run's ``_mdf/...`` files, relative to the staging prefix, copied to ``<output>/_mdf/``
         before ``_SUCCESS`` (run record, metrics, key-state snapshots: what ``--resume`` and the report read);
-        key-state files of an earlier run that are not among them are deleted."""
+        key-state files of an earlier run that are not among them are deleted.
+    :param uploads: part name -> its open multipart upload to ``<output>/<name>`` (:mod:`mdf.storage.multipart`):
+        completed rather than copied."""
     staging = staging_prefix(output, run_id)
     if names is None:
         names = [o.url[len(staging) + 1 :] for o in storage.list(staging, hidden=True)]
     storage.delete(urls.join(output, SUCCESS))
-    intent = {"run_id": run_id, "names": sorted(names), "meta": sorted(meta or [])}
+    intent = {"run_id": run_id, "names": sorted(names), "meta": sorted(meta or []), "uploads": uploads or {}}
     storage.write_bytes(urls.join(output, layout.META, INTENT), json.dumps(intent).encode())
     return _finish(storage, output, intent)
 
@@ -77,12 +84,18 @@ def _finish(storage: Storage, output: str, intent: dict[str, Any]) -> dict[str, 
     staging = staging_prefix(output, intent["run_id"])
     names: list[str] = intent["names"]
     staged = {o.url[len(staging) + 1 :]: o.size for o in storage.list(staging, hidden=True)}
+    uploads: dict[str, dict[str, Any]] = intent.get("uploads", {})
+
+    def place(name: str) -> None:
+        if name in uploads:  # uploaded to its final key, invisible until now
+            multipart.complete(storage, urls.join(output, name), uploads[name])
+        else:  # staged by a Ray writer, or the parts of a completed output a --resume took over
+            storage.copy(urls.join(staging, name), urls.join(output, name))
+
     with ThreadPoolExecutor(_COPIES) as pool:
-        list(
-            pool.map(
-                lambda n: storage.copy(urls.join(staging, n), urls.join(output, n)), [n for n in names if n in staged]
-            )
-        )
+        list(pool.map(place, [n for n in names if n in uploads or n in staged]))
+    if uploads:  # uploads of parts written again, of killed runs, of retried requests: none will be completed
+        multipart.sweep(storage, output, keep=frozenset(u["upload_id"] for u in uploads.values()))
     keep = set(names)
     old = [o.url for o in storage.list(output) if o.url[len(output.rstrip("/")) + 1 :] not in keep]
     storage.delete_many(old)  # non-hidden only: _mdf/ and _SUCCESS are not data

@@ -80,6 +80,12 @@ def status_of(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
+def error_code(exc: BaseException) -> str:
+    """botocore's error code (``NoSuchUpload``, ``PreconditionFailed``...), ``""`` for any other error."""
+    response = getattr(exc, "response", None)
+    return str(response.get("Error", {}).get("Code", "")) if isinstance(response, dict) else ""
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     out, seen = [], set()
     cur: BaseException | None = exc
