@@ -26,7 +26,7 @@ import yaml
 
 from .conftest import run_mdf
 from .ray_helpers import many_rows_parquet, text_recipe
-from .test_storage_write import data, hold, objects, popen, release
+from .test_storage_write import data, hold, objects, open_uploads, popen, release
 
 if TYPE_CHECKING:
     from tests.storage_servers import SeaweedS3
@@ -130,12 +130,14 @@ def test_ray_killed_mid_run_then_resume_gives_exactly_the_clean_rows(
     seaweed: SeaweedS3, s3_data: tuple[str, str], inline_run: Any, tmp_path: Path
 ) -> None:
     """kill -9 of the run's whole process group (driver, its local Ray, the actors) once a checkpoint with a
-    committed shard is on S3; nothing is visible at the output; the local working folders are deleted (the
-    resume may be on another machine); ``--resume`` skips the committed shards and publishes exactly the inline
-    run's parts. (Fails with the writer's upload done in a thread 3 s after its commit returned (the driver
-    mirrored a manifest naming a shard whose part was not on S3 yet): a published part was empty: seen.) The run
-    is held part-way by ``delay_refiner``'s hold, not slowed: slowed by 0.5 s a batch it once finished before
-    the test saw its first checkpoint (CI, load 6.6)."""
+        committed shard is on S3; nothing is visible at the output; the local working folders are deleted (the
+        resume may be on another machine); ``--resume`` skips the committed shards and publishes exactly the inline
+        run's parts. (Fails with the writer's upload done in a thread 3 s after its commit returned (the driver
+        mirrored a manifest naming a shard whose part was not on S3 yet): a published part was empty: seen; with the
+    driver not noting the writers' open uploads (parts.record): the resumed run published no part of the killed
+    run's shards: seen.) The run
+        is held part-way by ``delay_refiner``'s hold, not slowed: slowed by 0.5 s a batch it once finished before
+        the test saw its first checkpoint (CI, load 6.6)."""
     bucket, reads = s3_data
     recipe = s3_recipe(tmp_path, reads, bucket, "killed", RAY, held=True)
     e = env(seaweed, tmp_path)
@@ -152,6 +154,7 @@ def test_ray_killed_mid_run_then_resume_gives_exactly_the_clean_rows(
             time.sleep(0.3)
         assert len(json.loads(manifest)["completed"]) < 6, "the run was done before the kill"
         assert not data(objects(seaweed, bucket, "killed/out")), "a running run's parts are visible"
+        assert open_uploads(seaweed, bucket, "killed/out")  # the writers' parts, open until the publish
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -163,6 +166,7 @@ def test_ray_killed_mid_run_then_resume_gives_exactly_the_clean_rows(
     assert_same_parts(out, inline_run[0])
     assert_same_parts(objects(seaweed, bucket, "killed/rej"), inline_run[1])
     assert json.loads(out["_mdf/metrics.json"])["resumed"]["skipped_shards"] >= 1
+    assert open_uploads(seaweed, bucket, "killed/out") == [] and open_uploads(seaweed, bucket, "killed/rej") == []
 
 
 def test_a_node_that_cannot_reach_s3_is_named_in_the_one_line(tmp_path: Path, monkeypatch) -> None:
@@ -184,5 +188,5 @@ def test_a_node_that_cannot_reach_s3_is_named_in_the_one_line(tmp_path: Path, mo
     finally:
         uploads.close()
     line = str(err.value)
-    assert "\n" not in line and "s3://b/out/_mdf/staging/r1/part-0.parquet" in line
+    assert "\n" not in line and "s3://b/out/part-0.parquet" in line
     assert f"uploading from the node at {node_address()}" in line

@@ -313,7 +313,9 @@ class RayExecutor(Executor):
     def _committed(ref: Any, shard: str, checkpoint: Checkpoint | None, tally: ShardTally) -> None:
         import ray
 
-        ray.get(ref)  # surfaces a failed commit
+        from mdf.storage.parts import record
+
+        record(ray.get(ref))  # surfaces a failed commit; notes the open uploads of its parts before the checkpoint
         committed = tally.commit(shard)
         if checkpoint is not None:
             checkpoint.shard_done(shard, committed)

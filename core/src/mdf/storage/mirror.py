@@ -39,6 +39,12 @@ def mirror_of(local: str) -> RemoteOutput | None:
         return _MIRRORS.get(str(Path(local).absolute()))
 
 
+def mirror_at(url: str) -> RemoteOutput:
+    """The S3 output of this process at ``url`` (a writer actor names its output by URL)."""
+    with _GUARD:
+        return next(out for out in _MIRRORS.values() if out.url == url)
+
+
 def url_of(local: str) -> str | None:
     out = mirror_of(local)
     return out.url if out else None

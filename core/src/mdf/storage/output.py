@@ -88,7 +88,8 @@ class RemoteOutput:
     moved: set[str] = field(default_factory=set)  # part files uploaded, then deleted here (S3 holds them)
     sent: bytes | None = None  # the checkpoint manifest last uploaded
     uploads: dict[str, dict[str, Any]] = field(default_factory=dict)  # part name -> its open multipart upload
-    uploads_sent: int = 0  # how many of them the staging prefix's uploads.json lists
+    uploads_made: int = 0  # changes to ``uploads``: the staging prefix's uploads.json is sent when they are new
+    uploads_sent: int = 0
     failed: BaseException | None = None  # a background mirror round's error, raised by the run's next checkpoint
 
     @property
@@ -129,7 +130,6 @@ class RemoteOutput:
             if source:
                 self._download(urls.join(self.staging, layout.META), self.work / layout.META)
                 self.uploads = self._read(urls.join(self.staging, _UPLOADS_FILE)) or {}
-                self.uploads_sent = len(self.uploads)
             else:  # a completed output: its parts become this run's staged parts (server-side), its state ours
                 self._download(urls.join(self.url, layout.META), self.work / layout.META)
                 for name in data:
@@ -248,18 +248,17 @@ class RemoteOutput:
                 return
             self.uploaded[rel] = stamp
             if part:
-                with _GUARD:
-                    old, self.uploads[rel] = self.uploads.get(rel), upload
-                if old is not None:  # a redone shard's part: its first upload will never be completed
-                    multipart.abort(self.storage, urls.join(self.url, rel), old["upload_id"])
+                self.add_upload(rel, upload)
                 path.unlink(missing_ok=True)  # the local disk need not hold the whole output (a redone shard
                 self.moved.add(rel)  # writes and uploads it again)
 
         with ThreadPoolExecutor(_UPLOADS) as pool:
             list(pool.map(put, changed))
-        if len(self.uploads) != self.uploads_sent or any(r in self.uploads for r, _, _ in changed):
-            self.storage.write_bytes(urls.join(self.staging, _UPLOADS_FILE), json.dumps(self.uploads).encode())
-            self.uploads_sent = len(self.uploads)  # before the manifest that counts on them
+        with _GUARD:
+            made, listed = self.uploads_made, json.dumps(self.uploads).encode()
+        if made != self.uploads_sent:  # before the manifest that counts on them
+            self.storage.write_bytes(urls.join(self.staging, _UPLOADS_FILE), listed)
+            self.uploads_sent = made
         if manifest is None or manifest == self.sent:
             return
         state = _MANIFEST.rsplit("/", 1)[0]
@@ -271,6 +270,14 @@ class RemoteOutput:
         for rel in [r for r in self.uploaded if r not in present and r not in self.moved and r not in named]:
             self.storage.delete(urls.join(self.staging, rel))
             del self.uploaded[rel]
+
+    def add_upload(self, rel: str, upload: dict[str, Any]) -> None:
+        """Note part ``rel``'s open multipart upload (made by the mirror, or by a Ray writer on its node)."""
+        with _GUARD:
+            old, self.uploads[rel] = self.uploads.get(rel), upload
+            self.uploads_made += 1
+        if old is not None:  # a redone shard's part: its first upload will never be completed
+            multipart.abort(self.storage, urls.join(self.url, rel), old["upload_id"])
 
     def upload_record(self, log: bool = False) -> None:
         """``run.json`` (and with ``log`` the run log) to the staging prefix, and the record to ``<output>/_mdf/``

@@ -5,14 +5,16 @@ The inline executor writes every part into the driver's working folder, and the 
 machine, which cannot see that folder and whose files the driver cannot see either. So on Ray each writer
 actor writes its parts in a working folder of its own (on its own node, under its own
 :func:`~mdf.storage.output.cache_root`) and, in :meth:`PartUploads.commit`, uploads a shard's committed part
-files to the run's staging prefix itself before the commit returns; the driver learns of the commit only then,
-so the checkpoint manifest it mirrors next never names a shard whose parts are not on S3 yet. The driver keeps
-mirroring what it alone writes: ``_mdf/`` (run record, shard map, key-state snapshots, the manifest last).
+files itself before the commit returns, as the driver's mirror would: open multipart uploads to their final
+keys (:mod:`mdf.storage.multipart`), whose ids the commit returns. The driver learns of the commit only then and
+notes the uploads (:func:`record`) before its checkpoint, so the manifest it mirrors next never names a shard
+whose parts are not on S3 yet, and the publish completes them. The driver keeps mirroring what it alone
+writes: ``_mdf/`` (run record, shard map, key-state snapshots, the open uploads, the manifest last).
 
 Why the writer uploads rather than ships the bytes to the driver: the parts would cross the cluster twice and
 pass through one process; an upload from the node that wrote the file is what the inline run does, per node.
-A part upload is retried whole by :meth:`mdf.storage.Storage.put_file` (multipart where large); after the last
-retry the commit fails, the run fails in one line naming the object, and ``--resume`` redoes the shard.
+Each part of an upload is retried whole; after the last retry the commit fails, the run fails in one line
+naming the object, and ``--resume`` redoes the shard.
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ from typing import Any
 
 from mdf import layout
 from mdf.io import rejected
-from mdf.storage import urls
+from mdf.storage import multipart, urls
 from mdf.storage.errors import StorageError
 from mdf.storage.fs import Storage
-from mdf.storage.mirror import mirror_of
+from mdf.storage.mirror import mirror_at, mirror_of
 from mdf.storage.output import cache_root
 
 
@@ -84,18 +86,20 @@ class PartUploads:
             return spec
         return type(spec).model_validate({"type": spec.type, **spec.params, "path": str(folder)})
 
-    def commit(self, paths: list[str]) -> list[str]:
-        """Upload the committed part files among ``paths`` to their staging prefix, then delete them here (the
-        node's disk holds one shard at a time); return the object URLs."""
+    def commit(self, paths: list[str]) -> list[Any]:
+        """Upload the committed part files among ``paths`` as open multipart uploads to their final keys, then
+        delete them here (the node's disk holds one shard at a time); return, for each, ``{output, name,
+        upload}`` (for :func:`record`), and a local output's paths as they are."""
         done = []
         for path in paths:
             role = next((r for r, f in self.folders.items() if Path(path).parent == f), None)
             if role is None:  # a local output's part: it stays where the writer put it
                 done.append(path)
                 continue
-            target = urls.join(self.targets[role].staging, os.path.basename(path))
+            out, name = self.targets[role], os.path.basename(path)
+            target = urls.join(out.url, name)
             try:
-                self.targets[role].storage.put_file(path, target)
+                upload = multipart.begin(out.storage, path, target)
             except StorageError as exc:  # the one line names the node: one host without a route or keys
                 raise StorageError(
                     target,
@@ -103,13 +107,20 @@ class PartUploads:
                     "must reach the S3 endpoint and hold credentials)",
                 ) from exc
             os.unlink(path)
-            done.append(target)
+            done.append({"output": out.url, "name": name, "upload": upload})
         return done
 
     def close(self) -> None:
         """Remove the working folders (open shards' temp files; committed parts are on S3 already)."""
         for folder in self.folders.values():
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def record(done: list[Any]) -> None:
+    """Driver side: note the open uploads a writer's commit returned with their outputs' mirrors."""
+    for item in done:
+        if isinstance(item, dict):
+            mirror_at(item["output"]).add_upload(item["name"], item["upload"])
 
 
 def node_address() -> str:
