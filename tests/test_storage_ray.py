@@ -130,14 +130,14 @@ def test_ray_killed_mid_run_then_resume_gives_exactly_the_clean_rows(
     seaweed: SeaweedS3, s3_data: tuple[str, str], inline_run: Any, tmp_path: Path
 ) -> None:
     """kill -9 of the run's whole process group (driver, its local Ray, the actors) once a checkpoint with a
-        committed shard is on S3; nothing is visible at the output; the local working folders are deleted (the
-        resume may be on another machine); ``--resume`` skips the committed shards and publishes exactly the inline
-        run's parts. (Fails with the writer's upload done in a thread 3 s after its commit returned (the driver
-        mirrored a manifest naming a shard whose part was not on S3 yet): a published part was empty: seen; with the
-    driver not noting the writers' open uploads (parts.record): the resumed run published no part of the killed
-    run's shards: seen.) The run
-        is held part-way by ``delay_refiner``'s hold, not slowed: slowed by 0.5 s a batch it once finished before
-        the test saw its first checkpoint (CI, load 6.6)."""
+    committed shard is on S3; nothing is visible at the output (the writers' parts are open uploads); the local
+    working folders are deleted (the resume may be on another machine); ``--resume`` skips the committed shards
+    and publishes exactly the inline run's parts, leaving no upload open. (Fails with the writer's upload done in
+    a thread 3 s after its commit returned (the driver mirrored a manifest naming a shard whose part was not on
+    S3 yet): a published part was empty: seen; with the driver not noting the writers' open uploads
+    (parts.record): the resumed run published no part: seen.) The run is held part-way by ``delay_refiner``'s
+    hold, not slowed: slowed by 0.5 s a batch it once finished before the test saw its first checkpoint (CI,
+    load 6.6)."""
     bucket, reads = s3_data
     recipe = s3_recipe(tmp_path, reads, bucket, "killed", RAY, held=True)
     e = env(seaweed, tmp_path)
