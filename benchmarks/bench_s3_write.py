@@ -40,8 +40,8 @@ at the publish) and the checkpoint no longer waits for the uploads (a background
 3 rounds, medians 3.79 s vs 3.42 s, SeaweedFS's CPU 2.25-2.48 s vs 1.56-1.73 s a run; 6 rounds, medians 3.71 s
 vs 3.64 s (local 1.91 s). So the server does a third less work, but the wall moves within this machine's noise:
 the run's own two threads, the uploads and the server share two cores, and the run's CPU (mdf 3.9-4.5 s against
-3.4-3.7 s local, the server 1.5-1.7 s) bounds the wall at ~2.7 s, 0.72x, before the start (+0.15 s for botocore)
-and the last parts' upload after the last shard (0.3-0.45 s).
+3.4-3.7 s local, the server 1.5-1.7 s) bounds the wall at 2.7-2.9 s on two cores (0.67-0.72x), before the start
+(+0.15 s for botocore) and the last parts' upload after the last shard (0.3-0.45 s).
 """
 
 from __future__ import annotations
