@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from mdf import layout
 from mdf.errors import MdfError
 from mdf.runlog import LOG
-from mdf.storage import multipart, publish, urls
+from mdf.storage import publish, urls
 from mdf.storage.mirror import forget, wait_mirrored
 
 if TYPE_CHECKING:  # the S3 layer (pyarrow.fs, ssl: ~25 ms) is imported by an s3:// output only, not by every run
@@ -156,6 +156,8 @@ class RemoteOutput:
             )
         for run_id in staged:  # killed runs' staging: --overwrite starts over
             self.storage.delete_prefix(urls.join(self.url, layout.META, "staging", run_id))
+        from mdf.storage import multipart  # with the S3 layer: not imported by a run without an s3:// output
+
         multipart.sweep(self.storage, self.url)  # killed runs' open uploads: never to be completed
         self.mode = "overwrite" if data or record is not None else "new"
         self.run_id = uuid.uuid4().hex[:16]
@@ -236,6 +238,8 @@ class RemoteOutput:
             if self.uploaded.get(rel) != (st.st_size, st.st_mtime_ns):
                 changed.append((rel, path, (st.st_size, st.st_mtime_ns)))
 
+        from mdf.storage import multipart
+
         def put(item: tuple[str, Path, tuple[int, int]]) -> None:
             rel, path, stamp = item
             part = "/" not in rel and layout.is_data_name(rel)  # a committed part file
@@ -277,6 +281,8 @@ class RemoteOutput:
             old, self.uploads[rel] = self.uploads.get(rel), upload
             self.uploads_made += 1
         if old is not None:  # a redone shard's part: its first upload will never be completed
+            from mdf.storage import multipart
+
             multipart.abort(self.storage, urls.join(self.url, rel), old["upload_id"])
 
     def upload_record(self, log: bool = False) -> None:

@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from mdf import layout
-from mdf.storage import multipart, urls
+from mdf.storage import urls
 
 if TYPE_CHECKING:
     from mdf.storage.fs import Storage
@@ -85,6 +85,7 @@ def _finish(storage: Storage, output: str, intent: dict[str, Any]) -> dict[str, 
     names: list[str] = intent["names"]
     staged = {o.url[len(staging) + 1 :]: o.size for o in storage.list(staging, hidden=True)}
     uploads: dict[str, dict[str, Any]] = intent.get("uploads", {})
+    from mdf.storage import multipart  # the S3 layer: imported by an s3:// output's publish only
 
     def place(name: str) -> None:
         if name in uploads:  # uploaded to its final key, invisible until now
