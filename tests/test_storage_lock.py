@@ -212,10 +212,10 @@ def test_the_lock_needs_botocore_only_not_boto3(seaweed: SeaweedS3, bucket: str)
 
 
 def test_a_sweep_that_cannot_list_uploads_warns_and_lets_the_run_go_on(caplog) -> None:
-    """An open upload left behind holds storage, not data anyone sees: a listing that fails for good (here an
-    endpoint that refuses connections, reached without credentials here; in practice a policy without
-    s3:ListBucketMultipartUploads) is a warning
-    naming the output, not a failed claim or publish. (Fails with the listing's error raised: seen.)"""
+    """An open upload left behind holds storage, not data anyone sees: a listing that fails for good is a
+    warning naming the output, not a failed claim or publish. Here the endpoint refuses connections (or, with no
+    credentials in the environment, botocore gives up first); in practice it is a policy without
+    s3:ListBucketMultipartUploads. (Fails with the listing's error raised: seen.)"""
     settings = StorageSettings(s3=S3Settings(endpoint_url="http://127.0.0.1:9", max_attempts=1, connect_timeout_s=1))
     with caplog.at_level("WARNING", logger="mdf"):
         assert multipart.sweep(Storage(settings), "s3://b/out") == 0
