@@ -41,7 +41,8 @@ at the publish) and the checkpoint no longer waits for the uploads (a background
 vs 3.64 s (local 1.91 s). So the server does a third less work, but the wall moves within this machine's noise:
 the run's own two threads, the uploads and the server share two cores, and the run's CPU (mdf 3.9-4.5 s against
 3.4-3.7 s local, the server 1.5-1.7 s) bounds the wall at 2.7-2.9 s on two cores (0.67-0.72x), before the start
-(+0.15 s for botocore) and the last parts' upload after the last shard (0.3-0.45 s).
+(+0.15 s for botocore) and the last parts' upload after the last shard (0.3-0.45 s). Each s3 -> s3 line now prints
+the run's and the server's CPU and that bound.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -67,15 +69,27 @@ from bench_w1_text_filter import count_rows, dataset, w1_recipe  # noqa: E402
 
 from tests.storage_servers import SeaweedS3  # noqa: E402
 
+CPU = [0.0]  # user + sys seconds of the last mdf run
+
+
+def server_cpu(pid: int) -> float:
+    """User + sys seconds of the SeaweedFS process so far (Linux ``/proc``): on loopback the server takes its CPU
+    from the same cores as the run, so a run's CPU and the server's together bound its wall time."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 
 def run(paths: list[str], out: str, tmp: Path, env: dict[str, str]) -> float:
     recipe = tmp / "w1.yaml"
     recipe.write_text(json.dumps(w1_recipe(paths, out), indent=2))  # type: ignore[arg-type]
     mdf = shutil.which("mdf", path=str(Path(sys.executable).parent)) or shutil.which("mdf")
     assert mdf, "the `mdf` command is not installed; activate the venv"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([mdf, "run", "-q", str(recipe)], cwd=ROOT, env={**os.environ, **env}, capture_output=True)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU[0] = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if done.returncode != 0:
         raise SystemExit(f"mdf exited {done.returncode}:\n{done.stderr.decode(errors='replace')[-3000:]}")
     return wall
@@ -130,13 +144,20 @@ def main() -> None:
                     seen["local -> local"] = local_parts(Path(tmp) / "out")
                     took = phases(Path(tmp) / "out" / "_mdf" / "run.log")
                 best["local -> local"] = min(best.get("local -> local", wall), wall)
-                print(f"  run {i + 1}/{args.repeat}  local -> local {wall:6.2f} s  ({took})", flush=True)
+                print(f"  run {i + 1}/{args.repeat}  local -> local {wall:6.2f} s  ({took}; mdf CPU {CPU[0]:.2f} s)",
+                      flush=True)  # fmt: skip
+                assert server.proc is not None
+                weed = server_cpu(server.proc.pid)
                 with tempfile.TemporaryDirectory(prefix="mdf-s3write-run-") as tmp:
                     wall = run(["s3://mdf-w1/w1/*.parquet"], f"s3://mdf-w1/out-{i}", Path(tmp), env)
+                    weed = server_cpu(server.proc.pid) - weed
                     seen["s3 -> s3"] = s3_parts(client, "mdf-w1", f"out-{i}", Path(tmp))
                 best["s3 -> s3"] = min(best.get("s3 -> s3", wall), wall)
                 took = "; ".join(phases(log) for log in (Path(work) / "cache" / "outputs").glob("*/_mdf/run.log"))
-                print(f"  run {i + 1}/{args.repeat}  s3 -> s3       {wall:6.2f} s  ({took})", flush=True)
+                cores = len(os.sched_getaffinity(0))
+                print(f"  run {i + 1}/{args.repeat}  s3 -> s3       {wall:6.2f} s  ({took}; mdf CPU {CPU[0]:.2f} s, "
+                      f"SeaweedFS CPU {weed:.2f} s: on {cores} cores no shorter than {(CPU[0] + weed) / cores:.2f} s)",
+                      flush=True)  # fmt: skip
         finally:
             server.stop()
     (kept_l, parts_l), (kept_s, parts_s) = seen["local -> local"], seen["s3 -> s3"]
