@@ -222,8 +222,9 @@ class RemoteOutput:
         uploaded. Then delete from the staging prefix what is gone locally and the new manifest does not name
         (a key-state snapshot of an older generation).
 
-        The run goes on writing while a round runs (:class:`_Mirror`): a snapshot file replaced before it was read
-        is skipped, and so is a manifest whose snapshots did not all make it; the next round sends both."""
+        The run goes on writing while a round runs (:mod:`mdf.storage.mirror`): a snapshot file replaced before
+        it was read is skipped, and so is a manifest whose snapshots did not all make it; the next round sends
+        both."""
         changed = []
         present = set()
         for path in self._local_files():
