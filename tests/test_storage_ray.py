@@ -178,7 +178,7 @@ def test_a_node_that_cannot_reach_s3_is_named_in_the_one_line(tmp_path: Path, mo
     monkeypatch.setenv("MDF_CACHE_DIR", str(tmp_path / "cache"))
     unreachable = S3Settings(endpoint_url="http://127.0.0.1:9", max_attempts=1, connect_timeout_s=1)
     storage = Storage(StorageSettings(s3=unreachable))
-    target = PartTarget("s3://b/out", "s3://b/out/_mdf/staging/r1/", "r1", storage)
+    target = PartTarget("s3://b/out", "r1", storage)
     uploads = PartUploads({"writer": target})
     part = uploads.folders["writer"] / "part-0.parquet"
     part.write_bytes(b"x" * 100)

@@ -259,9 +259,9 @@ class RemoteOutput:
 
         with ThreadPoolExecutor(_UPLOADS) as pool:
             list(pool.map(put, changed))
-        with _GUARD:
-            made, listed = self.uploads_made, json.dumps(self.uploads).encode()
-        if made != self.uploads_sent:  # before the manifest that counts on them
+        if self.uploads_made != self.uploads_sent:  # before the manifest that counts on them
+            with _GUARD:
+                made, listed = self.uploads_made, json.dumps(self.uploads).encode()
             self.storage.write_bytes(urls.join(self.staging, _UPLOADS_FILE), listed)
             self.uploads_sent = made
         if manifest is None or manifest == self.sent:

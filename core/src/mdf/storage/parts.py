@@ -42,7 +42,6 @@ class PartTarget:
     """One ``s3://`` output as a writer actor needs it: where its parts go and what its folder must hold."""
 
     url: str
-    staging: str  # <output>/_mdf/staging/<run_id>/
     run_id: str
     storage: Storage  # pickled as its settings: the actor's node uses its own AWS chain and environment
     schema: bytes | None = None  # <folder>/_mdf/rejected_schema.arrow, fixed by the driver before any data
@@ -59,7 +58,7 @@ def targets(specs: dict[str, Any]) -> dict[str, PartTarget]:
             continue
         schema_file = layout.meta_dir(local) / rejected.FILE
         schema = schema_file.read_bytes() if schema_file.exists() else None
-        out[role] = PartTarget(remote.url, remote.staging, remote.run_id, remote.storage, schema)
+        out[role] = PartTarget(remote.url, remote.run_id, remote.storage, schema)
     return out
 
 
