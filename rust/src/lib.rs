@@ -17,6 +17,7 @@ pub mod minhash;
 pub mod near;
 pub mod normalize;
 pub mod pool;
+pub mod sort_pairs;
 pub mod text;
 pub mod unionfind;
 pub mod url;
@@ -291,6 +292,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(optimal_bands_rows, m)?)?;
     m.add_function(wrap_pyfunction!(union_find, m)?)?;
     m.add_function(wrap_pyfunction!(py_merge::merge_sorted_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(py_merge::sort_unique_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(num_threads, m)?)?;
     m.add_class::<py_sets::DomainSet>()?;
     m.add_class::<py_sets::KeySet>()?;

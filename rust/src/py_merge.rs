@@ -1,6 +1,9 @@
-//! Binding of [`crate::merge`]: sorted runs in as the chunks of two pyarrow arrays, without copying.
+//! Bindings of [`crate::merge`] and [`crate::sort_pairs`]: keys and values in as the chunks of two
+//! pyarrow arrays, without copying.
 
-use arrow_array::{UInt32Array, UInt64Array};
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, UInt32Array, UInt64Array};
 use arrow_data::ArrayData;
 use arrow_schema::DataType;
 use pyo3::prelude::*;
@@ -9,6 +12,7 @@ use crate::arrays::u64_array;
 use crate::error::{KResult, KernelError};
 use crate::merge::{first_unsorted, merge_runs};
 use crate::py_arrow::{export, import_chunks, run};
+use crate::sort_pairs::sort_unique;
 
 /// merge_sorted_runs(keys, values) -> (pyarrow.UInt64Array, pyarrow.UInt64Array)
 ///
@@ -19,35 +23,97 @@ pub fn merge_sorted_runs(
     keys: &Bound<'_, PyAny>,
     values: &Bound<'_, PyAny>,
 ) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
-    const K: &str = "merge_sorted_runs";
-    let key_chunks = import_chunks(keys, K, "keys")?;
-    let value_chunks = import_chunks(values, K, "values")?;
-    let (merged_keys, merged_values) = run(py, K, move || {
+    pairs_kernel(
+        py,
+        "merge_sorted_runs",
+        keys,
+        values,
+        |runs, value_chunks| {
+            if let Some(i) = first_unsorted(runs) {
+                return Err(KernelError::value(format!(
+                    "keys chunk {i} is not sorted ascending; sort each run first"
+                )));
+            }
+            let value_arrays = wide_values(value_chunks)?;
+            let vals: Vec<&[u64]> = value_arrays.iter().map(Values::as_slice).collect();
+            let (k, v) = merge_runs(runs, &vals, rayon::current_num_threads());
+            Ok((u64_array(k, None), u64_array(v, None)))
+        },
+    )
+}
+
+/// sort_unique_pairs(keys, values) -> (pyarrow.UInt64Array, pyarrow.UInt64Array | pyarrow.UInt32Array)
+///
+/// Every key once, sorted, with the value of its first occurrence; chunks in any order. See
+/// _native.pyi.
+#[pyfunction]
+pub fn sort_unique_pairs(
+    py: Python<'_>,
+    keys: &Bound<'_, PyAny>,
+    values: &Bound<'_, PyAny>,
+) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+    pairs_kernel(
+        py,
+        "sort_unique_pairs",
+        keys,
+        values,
+        |runs, value_chunks| {
+            let narrow = |d: &ArrayData| d.data_type() == &DataType::UInt32;
+            if !value_chunks.is_empty() && value_chunks.iter().all(narrow) {
+                // uint32 values stay uint32: no widened copy in, half the values' bytes out
+                let arrays = value_chunks
+                    .iter()
+                    .map(|d| no_nulls(d, "values").map(|()| UInt32Array::from(d.clone())))
+                    .collect::<KResult<Vec<_>>>()?;
+                let vals: Vec<&[u32]> = arrays.iter().map(|a| a.values().as_ref()).collect();
+                let (k, v) = sort_unique(runs, &vals);
+                return Ok((
+                    u64_array(k, None),
+                    Arc::new(UInt32Array::from(v)) as ArrayRef,
+                ));
+            }
+            let value_arrays = wide_values(value_chunks)?;
+            let vals: Vec<&[u64]> = value_arrays.iter().map(Values::as_slice).collect();
+            let (k, v) = sort_unique(runs, &vals);
+            Ok((u64_array(k, None), u64_array(v, None)))
+        },
+    )
+}
+
+/// Keys imported as uint64 chunks and values as chunks of the same lengths (nulls refused), given
+/// to `f` without the GIL; its two arrays exported.
+fn pairs_kernel(
+    py: Python<'_>,
+    kernel: &'static str,
+    keys: &Bound<'_, PyAny>,
+    values: &Bound<'_, PyAny>,
+    f: impl FnOnce(&[&[u64]], &[ArrayData]) -> KResult<(ArrayRef, ArrayRef)> + Send,
+) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+    let key_chunks = import_chunks(keys, kernel, "keys")?;
+    let value_chunks = import_chunks(values, kernel, "values")?;
+    let (out_keys, out_values) = run(py, kernel, move || {
         let lengths = |c: &[ArrayData]| c.iter().map(ArrayData::len).collect::<Vec<_>>();
         if lengths(&key_chunks) != lengths(&value_chunks) {
             return Err(KernelError::value(
-                "keys and values must have chunks of the same lengths (one chunk a run)",
+                "keys and values must have chunks of the same lengths",
             ));
         }
         let key_arrays = key_chunks
             .iter()
             .map(|d| uint64_chunk(d, "keys"))
             .collect::<KResult<Vec<_>>>()?;
-        let value_arrays = value_chunks
-            .iter()
-            .map(|d| widened(d, "values"))
-            .collect::<KResult<Vec<_>>>()?;
         let runs: Vec<&[u64]> = key_arrays.iter().map(|a| a.values().as_ref()).collect();
-        let vals: Vec<&[u64]> = value_arrays.iter().map(Values::as_slice).collect();
-        if let Some(i) = first_unsorted(&runs) {
-            return Err(KernelError::value(format!(
-                "keys chunk {i} is not sorted ascending; sort each run first"
-            )));
-        }
-        let (k, v) = merge_runs(&runs, &vals, rayon::current_num_threads());
-        Ok((u64_array(k, None), u64_array(v, None)))
+        f(&runs, &value_chunks)
     })?;
-    Ok((export(py, K, merged_keys)?, export(py, K, merged_values)?))
+    Ok((
+        export(py, kernel, out_keys)?,
+        export(py, kernel, out_values)?,
+    ))
+}
+
+/// Value chunks as `u64` slices (uint32 ones widened).
+fn wide_values(chunks: &[ArrayData]) -> KResult<Vec<Values>> {
+    chunks.iter().map(|d| widened(d, "values")).collect()
 }
 
 fn uint64_chunk(data: &ArrayData, what: &str) -> KResult<UInt64Array> {

@@ -59,6 +59,7 @@ __all__ = [
     "optimal_bands_rows",
     "registered_domain",
     "sentence_count",
+    "sort_unique_pairs",
     "text_words",
     "union_find",
     "url_host",
@@ -226,6 +227,20 @@ def merge_sorted_runs(keys: _ArrayLike, values: _ArrayLike) -> tuple[pa.UInt64Ar
     :param values: uint64 or uint32 chunks of the same lengths as ``keys``' (``ValueError`` if not),
         no nulls.
     :returns: ``(keys, values)``: ``uint64`` arrays of equal length, keys strictly increasing.
+    """
+
+def sort_unique_pairs(keys: _ArrayLike, values: _ArrayLike) -> tuple[pa.UInt64Array, pa.UInt64Array | pa.UInt32Array]:
+    """Sort keys with a value each: every key once, ascending, with the value of its first occurrence.
+
+    The keys need no order (``merge_sorted_runs`` is for runs already sorted). The input may be chunked
+    (``pyarrow.chunked_array([batch_0, batch_1, ...])``, no copy of numpy arrays): on equal keys the earlier
+    chunk's value wins, and within a chunk the first. Made for hashed keys: they are split by their top bits
+    into parts of ~32 K keys, sorted side by side on the kernel pool; other keys sort too, more slowly.
+
+    :param keys: uint64, no nulls.
+    :param values: uint64 or uint32 chunks of the same lengths as ``keys``' (``ValueError`` if not), no nulls.
+    :returns: ``(keys, values)`` of equal length, keys (``uint64``) strictly increasing; values ``uint32`` when
+        every chunk given was, else ``uint64``.
     """
 
 def union_find(left: _ArrayLike, right: _ArrayLike, num_nodes: int | None = None) -> pa.UInt64Array:
