@@ -183,3 +183,43 @@ def test_python_key_set_answers_as_the_native_one(monkeypatch):
         slots = np.arange(i * 200, i * 200 + 200, dtype=np.uint64)
         assert np.array_equal(fallback.claim("ns", keys, "s", slots), native.claim("ns", keys, "s", slots))
     assert fallback.stats()["ns"]["keys"] == len(np.unique(np.concatenate(batches)))
+
+
+class Finishing(StateType):
+    """A state type that writes something when the run succeeds and records what it saw in ``seen``."""
+
+    name = "test_finishing"
+    seen: list[str] = []
+
+    def __init__(self) -> None:
+        self.finished = False
+
+    def mark(self, keys: np.ndarray) -> np.ndarray:
+        return np.zeros(len(keys), dtype=bool)
+
+    def finish(self, run: dict) -> str:
+        self.finished = True
+        return "written"
+
+    @classmethod
+    def commit(cls, namespace: str, results: list, run: dict) -> None:
+        cls.seen.append(f"commit {results}")
+
+
+def test_the_last_snapshot_comes_between_finish_and_commit(tmp_path):
+    """``Checkpoint.save``: every bucket's finish, then the run's last snapshot (holding the finished state, so
+    what finish wrote need not be pickled as well, and a resume from it finds the buckets finished), then the
+    commit. Red with the snapshot taken before finish (the snapshot's bucket unfinished): seen."""
+    from mdf.state.checkpoint import Checkpoint
+
+    Finishing.seen = []
+    state = KeyState.local()
+    state.request(Finishing, "ns", "mark", u64(1), (u64(1),))
+    checkpoint = Checkpoint(str(tmp_path / "out"), state, 30.0, resume=False, fingerprint="f")
+    checkpoint.shard_done("s0")
+    checkpoint.save()
+    assert Finishing.seen == ["commit ['written']"]
+    restored = KeyState.local()
+    resumed = Checkpoint(str(tmp_path / "out"), restored, 30.0, resume=True, fingerprint="f")
+    assert resumed.load() == {"s0"}
+    assert restored.buckets[0].custom["ns"].finished

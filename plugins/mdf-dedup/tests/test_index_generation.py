@@ -1,15 +1,18 @@
-"""A generation as an ``update`` run writes it: batches' keys sorted on the bucket's thread during the run and
-merged at the end, sources stored once a row. What it must hold is what one sort of every key after the run
-gave: each key once, sorted, with the source id of the first row that added it."""
+"""A generation as an ``update`` run writes it: batches' keys kept unsorted during the run and sorted at the end
+(``mdf_kernels.sort_unique_pairs``), sources stored once a row. What it must hold is what one stable sort of every
+key after the run gives: each key once, sorted, with the source id of the first row that added it."""
 
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
+from mdf import OperatorError
 from mdf_dedup.index.files import IndexFiles
 from mdf_dedup.index.manifest import gen_files, read_manifest
 from mdf_dedup.index.state import IndexState
@@ -45,8 +48,8 @@ def _visit(state: IndexState, keys: np.ndarray, sources: list[str | None], conf:
 def test_generation_holds_each_key_once_with_its_first_source(tmp_path):
     """Sorted unique keys and, per key, the id of the first batch that added it, whether the bucket was
     snapshotted (pickled) mid-run or not; the index then finds every key and names that id. Fails when the
-    batches' sorted runs are merged unstably (``kind="quicksort"`` in finish: later ids win): seen; without the
-    re-numbering of the ids after dropping the rows no key kept: seen."""
+    kernel sorts its parts unstably (``sort_unstable_by_key``: later ids win): seen; without the re-numbering of
+    the ids after dropping the rows no key kept: seen."""
     index = str(tmp_path / "index")
     conf = _conf(index)
     batches = _batches()
@@ -59,7 +62,6 @@ def test_generation_holds_each_key_once_with_its_first_source(tmp_path):
         _visit(state, keys, sources, conf)
         if i == 5:  # a checkpoint mid-run: the snapshot holds every batch's keys, the run goes on from it
             state = pickle.loads(pickle.dumps(state))
-            assert not state.sorting and state.sorter is None
     result = state.finish(conf["run"])
     IndexState.commit("ns", [result], conf["run"])
 
@@ -77,3 +79,35 @@ def test_generation_holds_each_key_once_with_its_first_source(tmp_path):
     assert hit.tolist() == [k in expected for k in probe.tolist()]
     named = loaded.sources(loaded.locate(probe[hit])).to_pylist()
     assert named == [expected[k] for k in probe[hit].tolist()]
+
+
+def test_a_bucket_snapshotted_after_finish_holds_no_keys_and_commits_what_it_wrote(tmp_path):
+    """The run's last snapshot is taken after finish (``Checkpoint.save``): it holds what finish wrote instead of
+    the keys, and a resume from it commits those files, after checking them. Red with the keys kept after finish
+    (the snapshot as big as before: seen) and with a restored bucket finishing again instead of checking its files
+    (the missing file unnoticed: seen)."""
+    index = str(tmp_path / "index")
+    conf = _conf(index)
+    state = IndexState()
+    expected: set[int] = set()
+    for keys, sources in _batches():
+        _visit(state, keys, sources, conf)
+        expected.update(keys.tolist())
+    unfinished = len(pickle.dumps(state))
+    result = state.finish(conf["run"])
+    snapshot = pickle.dumps(state)
+    assert len(snapshot) < unfinished / 10
+
+    files = IndexFiles(index)
+    keys_name, _ = gen_files(result["gen"], 0)
+    Path(files.path(keys_name)).rename(tmp_path / "away")
+    with pytest.raises(OperatorError, match=r"b0000-of-0001\.keys\.npy written by this run is missing"):
+        pickle.loads(snapshot).finish(conf["run"])
+    (tmp_path / "away").rename(files.path(keys_name))
+
+    resumed = pickle.loads(snapshot).finish(conf["run"])
+    assert resumed == result
+    IndexState.commit("ns", [resumed], conf["run"])
+    (gen,) = read_manifest(files)["generations"]
+    assert gen["keys"] == len(expected)
+    assert np.load(files.path(keys_name)).tolist() == sorted(expected)

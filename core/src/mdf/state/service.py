@@ -169,14 +169,18 @@ class KeyState:
         self.phases[namespace] = "keep"
         return {"edges": len(left), "rows_in_clusters": len(nodes), "clusters": len(np.unique(roots))}
 
-    def finish(self) -> None:
-        """The run succeeded: every bucket's plugin states :meth:`~mdf.state.types.StateType.finish`, then each
-        namespace's :meth:`~mdf.state.types.StateType.commit` here, with all its buckets' results."""
+    def finish(self) -> dict[str, tuple[type[StateType], list[Any]]]:
+        """The run succeeded: every bucket's plugin states :meth:`~mdf.state.types.StateType.finish`; their
+        results by namespace, for :meth:`commit` (after the run's last snapshot: :meth:`Checkpoint.save`)."""
         by_namespace: dict[str, tuple[type[StateType], list[Any]]] = {}
         for finished in self._broadcast("finish", self.run):
             for ns, (state_type, result) in finished.items():
                 by_namespace.setdefault(ns, (state_type, []))[1].append(result)
-        for ns, (state_type, results) in by_namespace.items():
+        return by_namespace
+
+    def commit(self, finished: dict[str, tuple[type[StateType], list[Any]]]) -> None:
+        """Each namespace's :meth:`~mdf.state.types.StateType.commit` here, with all its buckets' results."""
+        for ns, (state_type, results) in finished.items():
             state_type.commit(ns, results, self.run)
 
     def forget_shards(self, shards: list[str]) -> None:

@@ -46,8 +46,11 @@ class StateType:
         return 0, 0
 
     def finish(self, run: dict[str, Any]) -> Any:
-        """Called once in its bucket when the run has succeeded (every shard committed); the result goes to
-        :meth:`commit`. ``run``: ``fingerprint`` and ``output`` of the run (the same on a ``--resume``)."""
+        """Called once in its bucket when the run has succeeded (every shard committed), before the run's last
+        snapshot; the result goes to :meth:`commit`, after it. ``run``: ``fingerprint`` and ``output`` of the run
+        (the same on a ``--resume``). So what finish has written need not be pickled too: the snapshot is taken
+        after it, and a resume from that snapshot calls finish again on the finished instance (return the same
+        result, checking that what it wrote is still there)."""
         return None
 
     @classmethod

@@ -79,6 +79,8 @@ def info(path: str) -> dict[str, Any]:
 
 def compact(path: str, buckets: int | None = None) -> dict[str, Any]:
     """Merge every generation into one of ``buckets`` files (default: the most any generation has)."""
+    from mdf_kernels import merge_sorted_runs
+
     files = open_files(path)
     manifest = _manifest(files)
     if manifest["settings"].get("index_kind") == "bloom":
@@ -98,16 +100,16 @@ def compact(path: str, buckets: int | None = None) -> dict[str, Any]:
             loaded = LoadedIndex(files, manifest, b, n, skip_run=None)
             if not len(loaded):
                 continue
-            keys = np.concatenate([np.asarray(k) for k, _, _, _ in loaded.parts])
+            runs = [np.asarray(k) for k, _, _, _ in loaded.parts]  # each sorted: a generation's file, or rows of it
             sources = pa.concat_arrays([
                 plain(loaded.source_column(slot).take(pa.array(rows if rows is not None else np.arange(len(k)))))
                 for slot, (k, rows, _, _) in enumerate(loaded.parts)
             ])  # fmt: skip
-            order = np.argsort(keys, kind="stable")  # earlier generations come first in the concatenation
-            keys = keys[order]
-            first = np.ones(len(keys), dtype=bool)
-            first[1:] = keys[1:] != keys[:-1]
-            entries.append(write_bucket(files, gen, b, keys[first], sources.take(pa.array(order[first]))))
+            # a k-way merge of the sorted files, each key's first (earlier generations come first): no sort
+            starts = np.cumsum([0, *(len(r) for r in runs[:-1])])
+            at = [np.arange(s, s + len(r), dtype=np.uint64) for s, r in zip(starts, runs, strict=True)]
+            keys, first = merge_sorted_runs(pa.chunked_array(runs, pa.uint64()), pa.chunked_array(at, pa.uint64()))
+            entries.append(write_bucket(files, gen, b, keys.to_numpy(), sources.take(first)))
         manifest["generations"] = [{
             **gen, "run": {"compacted": [g["run"] for g in old]},
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -8,24 +8,20 @@ same keys again, for the same rows (claims are idempotent per row), and the buck
 
 When the run has succeeded, :meth:`IndexState.finish` writes this bucket's files of the run's generation and
 :meth:`IndexState.commit` (driver) adds the generation to the manifest and releases the lock. A run already in
-the manifest (a resume of a run that had published) publishes nothing.
+the manifest (a resume of a run that had published) publishes nothing. The run's last snapshot is taken between
+the two (:meth:`mdf.state.checkpoint.Checkpoint.save`): it holds what finish wrote instead of the keys, and a
+resume from it checks those files and commits them.
 
-Each batch's pending keys are sorted as they come, on a thread of the bucket's own (numpy releases the GIL),
-while the run goes on: :meth:`IndexState.finish` then only merges the sorted runs instead of sorting every key
-after the run. Profiled on the MinHash benchmark
-at 1 M rows (5.8 M new band keys a run), the one sort after the run took about 1 s of the 3.4 s an ``update``
-run cost over a ``read`` run (writing the sources file most of the rest: see
-:func:`~mdf_dedup.index.store.write_bucket`); the run itself leaves part of the cores idle (B alone: about 1.4 of
-2 busy), which the sorting uses. The merge keeps a key's first row, so the files are the ones one stable sort
-wrote.
-
-The runs are merged by ``mdf_kernels.merge_sorted_runs`` (a loser tree over the runs' heads, key ranges side by
-side on the kernel pool). In the benchmark's runs (60 runs of 97 K keys a bucket) it took 0.24-0.31 s against
-0.32-0.45 s for numpy's stable argsort of the concatenated runs and its gathers. Merging the runs pairwise on
-the sort thread as they came (numpy, a binary counter) left 0.08 s after the run but cost the run more than it
-saved: the thread's ~1 s of merging competed with the run (``update`` 1.30x B alone against 1.22x without).
+The pending keys stay as the batches gave them, unsorted. :meth:`IndexState.finish` sorts them all at once with
+``mdf_kernels.sort_unique_pairs`` (split by the keys' top bits into parts that are sorted side by side, in
+cache) and keeps each key's first row, so the files are the ones one stable sort wrote. Profiled on the MinHash
+benchmark at 1 M rows (5.8 M new band keys a run, 60 batches), best of 2:
+- before, each batch was sorted on a thread of the bucket's own as it came (numpy's timsort), and the sorted
+  runs merged after the run (``mdf_kernels.merge_sorted_runs``). The thread's 0.57 s of CPU competed with the
+  run: the run up to its last step took ~0.4 s longer than a ``read`` run. The merge then took 0.2-0.37 s;
+- the one sort takes 0.16-0.18 s, and the run up to its last step as long as a ``read`` run.
 A key's source id travels through the sort as a number among all the batches' ids (numpy, ``uint32`` while
-they fit), not as an Arrow dictionary array: the sorts and :meth:`IndexState._decoded` move plain integers.
+they fit), not as an Arrow dictionary array: the sort and :meth:`IndexState._decoded` move plain integers.
 """
 
 from __future__ import annotations
@@ -33,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import time
 import weakref
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -41,7 +36,7 @@ import pyarrow as pa
 
 from mdf import OperatorError, StateType
 from mdf_dedup.index import manifest as mf
-from mdf_dedup.index.bloom import LoadedBloom, write_bloom
+from mdf_dedup.index.bloom import LoadedBloom, filter_file, write_bloom
 from mdf_dedup.index.files import open_files
 from mdf_dedup.index.store import LoadedIndex, write_bucket
 
@@ -51,6 +46,25 @@ def generation_id(run: dict[str, Any]) -> str:
     return "g-" + hashlib.sha1(f"{run.get('fingerprint')}|{run.get('output')}".encode()).hexdigest()[:16]
 
 
+def _check_written(files: Any, gen: dict[str, Any], entry: dict[str, Any] | None) -> None:
+    """The files a finished bucket wrote are there with their sizes, or one line naming the first that is not
+    (the keys are no longer in the snapshot: only another run can write them again)."""
+    if entry is None:
+        return
+    names = mf.gen_files(gen, entry["bucket"])
+    sizes = (entry["key_bytes"], entry["source_bytes"])
+    if "bits" in entry:  # a Bloom generation: one filter file, no sources
+        names, sizes = (filter_file(gen, entry["bucket"]),), (entry["key_bytes"],)
+    for name, expected in zip(names, sizes, strict=True):
+        size = files.size(name)
+        if size != expected:
+            raise OperatorError(
+                f"index generation file {files.path(name)} written by this run is "
+                f"{'missing' if size is None else f'{size} bytes, not {expected}'}; "
+                "run the recipe again with --overwrite (not --resume) to write it again"
+            )
+
+
 class IndexState(StateType):
     name = "dedup_index"
 
@@ -58,19 +72,15 @@ class IndexState(StateType):
         self.conf: dict[str, Any] | None = None
         self.bucket = 0
         self.loaded: LoadedIndex | LoadedBloom | None = None
-        # a sorted run a batch of the keys to add, each key with its row's number among all the batches' ids
-        # (``ids``), in the order the batches came; only the sort thread changes ``pending`` while it runs
+        # a batch's keys to add, each key with its row's number among all the batches' ids (``ids``), unsorted
         self.pending: list[tuple[np.ndarray, np.ndarray]] = []
         self.ids: list[pa.Array] = []
-        self.added = [0, 0]  # keys added, their bytes (counted as they come: ``pending`` lags the sort thread)
+        self.added = [0, 0]  # keys added, their bytes
         self.storage: Any = None  # the recipe's storage: settings (object storage), never snapshotted
-        self.sorting: list[Future] = []  # batches given to the sort thread, not yet seen done
-        self.sorter: ThreadPoolExecutor | None = None
+        self.finished: Any = None  # what finish wrote and returned: the run's last snapshot holds this, not keys
 
     def __getstate__(self) -> dict[str, Any]:
-        self._settle(wait=True)
         state = self.__dict__.copy()
-        state["sorting"], state["sorter"] = [], None  # threads stay out of a snapshot (all settled above)
         state["loaded"] = None  # memory-mapped files: reloaded after a restore, never copied into a snapshot
         state["storage"] = None  # keys to object storage stay out of the snapshot; the next request brings them
         return state
@@ -110,7 +120,6 @@ class IndexState(StateType):
         if conf["mode"] == "update":
             add = np.flatnonzero(claimed & ~held)
             if len(add):
-                self._settle(wait=False)
                 sources = rest[0]  # one id a key: a dictionary array over the batch's ids
                 base = sum(len(i) for i in self.ids)
                 wide = np.uint32 if base + len(sources.dictionary) < 1 << 32 else np.uint64
@@ -118,23 +127,8 @@ class IndexState(StateType):
                 self.ids.append(sources.dictionary)
                 self.added[0] += len(add)
                 self.added[1] += keys.itemsize * len(add) + rows.nbytes
-                if self.sorter is None:
-                    self.sorter = ThreadPoolExecutor(1, thread_name_prefix="mdf-index-sort")
-                self.sorting.append(self.sorter.submit(self._add_run, keys[add], rows))
+                self.pending.append((keys[add], rows))
         return held
-
-    def _add_run(self, keys: np.ndarray, rows: np.ndarray) -> None:
-        """On the sort thread: the batch's keys as a sorted run (one thread: the runs keep the batches' order)."""
-        order = np.argsort(keys, kind="stable")  # a key twice in the batch keeps its first row
-        self.pending.append((keys[order], rows[order]))
-
-    def _settle(self, wait: bool) -> None:
-        """Raise what the sort thread raised; with ``wait``, wait for it to take in every batch and stop it."""
-        while self.sorting and (wait or self.sorting[0].done()):
-            self.sorting.pop(0).result()
-        if wait and self.sorter is not None:
-            self.sorter.shutdown()
-            self.sorter = None
 
     def source_of(self, keys: np.ndarray, conf: dict[str, Any]) -> pa.Array:
         """The source id of the earlier row behind each key (every one a hit of :meth:`visit`)."""
@@ -153,30 +147,35 @@ class IndexState(StateType):
         conf = self.conf
         if conf is None or conf["mode"] != "update":
             return None
-        self._settle(wait=True)
         files = self._files()
         manifest = mf.read_manifest(files)
         if manifest and any(g["run"] == conf["run"] for g in manifest["generations"]):
             return {"conf": conf, "skip": True}  # a resume of a run that had published: nothing new
+        if self.finished is not None:  # restored from the run's last snapshot: the files are written
+            _check_written(files, self.finished["gen"], self.finished["entry"])
+            return self.finished
         gen = {"id": generation_id(conf["run"]), "buckets": conf["buckets"]}
-        if not self.pending:
-            return {"conf": conf, "gen": gen, "entry": None}
-        keys, ids = self._merged()
-        if conf["settings"].get("index_kind") == "bloom":
-            entry = write_bloom(files, gen, self.bucket, keys, conf["settings"]["false_positive_rate"])
-        else:
-            entry = write_bucket(files, gen, self.bucket, keys, self._decoded(ids))
-        return {"conf": conf, "gen": gen, "entry": entry}
+        entry = None
+        if self.pending:
+            keys, ids = self._merged()
+            if conf["settings"].get("index_kind") == "bloom":
+                entry = write_bloom(files, gen, self.bucket, keys, conf["settings"]["false_positive_rate"])
+            else:
+                entry = write_bucket(files, gen, self.bucket, keys, self._decoded(ids))
+        # the run's last snapshot comes next (mdf.state.checkpoint): it keeps this, not the keys just written
+        self.finished = {"conf": conf, "gen": gen, "entry": entry}
+        self.pending, self.ids = [], []
+        return self.finished
 
     def _merged(self) -> tuple[np.ndarray, np.ndarray]:
         """Every pending key once, sorted, with its row's number among all the batches' ids (a key added twice,
-        by a retried batch: the first added, as runs are sorted stably and the kernel keeps a key's first)."""
-        from mdf_kernels import merge_sorted_runs
+        by a retried batch: the first added; the kernel keeps a key's first occurrence, batches in order)."""
+        from mdf_kernels import sort_unique_pairs
 
         rows = [r for _, r in self.pending]
         if len({r.dtype for r in rows}) > 1:  # past 4 G ids the later batches' are uint64: one type for Arrow
             rows = [r.astype(np.uint64) for r in rows]
-        keys, ids = merge_sorted_runs(pa.chunked_array([k for k, _ in self.pending]), pa.chunked_array(rows))
+        keys, ids = sort_unique_pairs(pa.chunked_array([k for k, _ in self.pending]), pa.chunked_array(rows))
         return keys.to_numpy(), ids.to_numpy()
 
     def _decoded(self, ids: np.ndarray) -> pa.Array:
