@@ -1,8 +1,8 @@
 //! Merging sorted runs of 64-bit keys, each key carrying a value (a row number): every key once,
 //! in order, with the value of its first occurrence (the earliest run; within a run, the first).
 //!
-//! A dedup index's `update` run sorts each batch's new keys as it goes and merges the runs when
-//! it has succeeded. numpy has no k-way merge: a stable argsort of the concatenated runs
+//! `mdf index compact` merges an index's generation files, each sorted (an `update` run used to
+//! merge its batches' sorted runs here too, before [`crate::sort_pairs`]). numpy has no k-way merge: a stable argsort of the concatenated runs
 //! (timsort, merging them pairwise) and two gathers. A loser tree over the runs' heads, cut into
 //! key ranges that the kernel pool merges side by side, writes each key and value once into one
 //! output. Measured on 60 runs of 97 K hashed keys, 2 threads: 0.16-0.21 s against numpy's
