@@ -34,10 +34,9 @@ pub fn merge_sorted_runs(
                     "keys chunk {i} is not sorted ascending; sort each run first"
                 )));
             }
-            let value_arrays = wide_values(value_chunks)?;
-            let vals: Vec<&[u64]> = value_arrays.iter().map(Values::as_slice).collect();
-            let (k, v) = merge_runs(runs, &vals, rayon::current_num_threads());
-            Ok((u64_array(k, None), u64_array(v, None)))
+            on_wide_values(value_chunks, |vals| {
+                merge_runs(runs, vals, rayon::current_num_threads())
+            })
         },
     )
 }
@@ -72,10 +71,7 @@ pub fn sort_unique_pairs(
                     Arc::new(UInt32Array::from(v)) as ArrayRef,
                 ));
             }
-            let value_arrays = wide_values(value_chunks)?;
-            let vals: Vec<&[u64]> = value_arrays.iter().map(Values::as_slice).collect();
-            let (k, v) = sort_unique(runs, &vals);
-            Ok((u64_array(k, None), u64_array(v, None)))
+            on_wide_values(value_chunks, |vals| sort_unique(runs, vals))
         },
     )
 }
@@ -111,9 +107,19 @@ fn pairs_kernel(
     ))
 }
 
-/// Value chunks as `u64` slices (uint32 ones widened).
-fn wide_values(chunks: &[ArrayData]) -> KResult<Vec<Values>> {
-    chunks.iter().map(|d| widened(d, "values")).collect()
+/// `f` over the value chunks as `u64` slices (uint32 ones widened); its keys and values as
+/// uint64 arrays.
+fn on_wide_values(
+    chunks: &[ArrayData],
+    f: impl FnOnce(&[&[u64]]) -> (Vec<u64>, Vec<u64>),
+) -> KResult<(ArrayRef, ArrayRef)> {
+    let arrays = chunks
+        .iter()
+        .map(|d| widened(d, "values"))
+        .collect::<KResult<Vec<_>>>()?;
+    let vals: Vec<&[u64]> = arrays.iter().map(Values::as_slice).collect();
+    let (k, v) = f(&vals);
+    Ok((u64_array(k, None), u64_array(v, None)))
 }
 
 fn uint64_chunk(data: &ArrayData, what: &str) -> KResult<UInt64Array> {

@@ -1,4 +1,6 @@
-"""``merge_sorted_runs``: the merge a dedup index's ``update`` run does after it has succeeded."""
+"""``merge_sorted_runs`` (the merge ``mdf index compact`` does over sorted generation files) and
+``sort_unique_pairs`` (the one sort a dedup index's ``update`` run does after it has succeeded): each key once,
+with its first value, as a stable sort gives them."""
 
 import numpy as np
 import pyarrow as pa
@@ -15,7 +17,7 @@ def _runs(seed: int, count: int, size: int, spread: int) -> tuple[list[np.ndarra
 
 
 def _numpy(keys: list[np.ndarray], values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """What the index did before the kernel: a stable argsort of the runs, the first of each key."""
+    """The reference: a stable argsort of every run's keys, the first of each key."""
     k = np.concatenate(keys)
     order = np.argsort(k, kind="stable")
     k = k[order]
@@ -48,20 +50,56 @@ def test_empty_runs_and_one_array():
 
 
 @pytest.mark.parametrize(
-    ("keys", "values", "error", "message"),
+    ("high", "shift"),
+    [(2**64 - 1, 0), (50_000, 46), (50_000, 0), (7, 0)],
+    ids=["hashes", "repeats-spread", "repeats-small", "few-keys"],
+)
+@pytest.mark.parametrize("wide", [True, False], ids=["uint64", "uint32"])
+def test_sort_equals_a_stable_sort_of_the_chunks(high, shift, wide):
+    """300 K unsorted keys in 30 chunks, with repeats within and across chunks: the stable sort's keys and each
+    key's first value. Red (repeats, few keys) with ``sort_unstable_by_key`` in the parts (a later value won):
+    seen. Small keys (``repeats-small``, ``few-keys``) all fall into one part: slower, still equal."""
+    rng = np.random.default_rng(5)
+    keys = [rng.integers(0, high, 10_000, dtype=np.uint64) << np.uint64(shift) for _ in range(30)]
+    values = [rng.integers(0, 1 << 32, 10_000, dtype=np.uint64) for _ in range(30)]
+    if not wide:
+        values = [v.astype(np.uint32) for v in values]
+    got_keys, got_values = mk.sort_unique_pairs(pa.chunked_array(keys), pa.chunked_array(values))
+    want_keys, want_values = _numpy(keys, values)
+    assert got_keys.type == pa.uint64() and got_values.type == (pa.uint64() if wide else pa.uint32())
+    assert np.array_equal(got_keys.to_numpy(), want_keys)
+    assert np.array_equal(got_values.to_numpy(), want_values)
+
+
+def test_sort_of_nothing_and_of_one_array():
+    empty = pa.chunked_array([], pa.uint64())
+    k, v = mk.sort_unique_pairs(empty, empty)
+    assert len(k) == len(v) == 0
+    k, v = mk.sort_unique_pairs(pa.array([2, 1, 2], pa.uint64()), pa.array([5, 6, 7], pa.uint64()))
+    assert k.to_pylist() == [1, 2] and v.to_pylist() == [6, 5]
+
+
+BOTH = [mk.merge_sorted_runs, mk.sort_unique_pairs]
+
+
+@pytest.mark.parametrize(
+    ("kernels", "keys", "values", "error", "message"),
     [
-        ([[3, 1]], [[0, 0]], ValueError, "keys chunk 0 is not sorted"),
-        ([[1, 2]], [[0]], ValueError, "same lengths"),
-        ([[1, None]], [[0, 0]], ValueError, "keys contains nulls"),
+        (BOTH[:1], [[3, 1]], [[0, 0]], ValueError, "keys chunk 0 is not sorted"),
+        (BOTH, [[1, 2]], [[0]], ValueError, "same lengths"),
+        (BOTH, [[1, None]], [[0, 0]], ValueError, "keys contains nulls"),
+        (BOTH, [[1, 2]], [[0, None]], ValueError, "values contains nulls"),
     ],
 )
-def test_bad_runs_are_one_clear_error(keys, values, error, message):
+def test_bad_input_is_one_clear_error(kernels, keys, values, error, message):
     k = pa.chunked_array([pa.array(c, pa.uint64()) for c in keys])
     v = pa.chunked_array([pa.array(c, pa.uint64()) for c in values])
-    with pytest.raises(error, match=message):
-        mk.merge_sorted_runs(k, v)
+    for kernel in kernels:
+        with pytest.raises(error, match=message):
+            kernel(k, v)
 
 
-def test_signed_keys_are_refused():
+@pytest.mark.parametrize("kernel", BOTH)
+def test_signed_keys_are_refused(kernel):
     with pytest.raises(TypeError, match="expected uint64"):
-        mk.merge_sorted_runs(pa.array([1], pa.int64()), pa.array([1], pa.uint64()))
+        kernel(pa.array([1], pa.int64()), pa.array([1], pa.uint64()))
