@@ -49,15 +49,16 @@ impl FastTextModel {
         self.inner.dim
     }
 
-    /// predict(lines, labels=None) -> (list[pyarrow.FloatArray], pyarrow.UInt32Array)
+    /// predict(lines, labels=None, whole_text=False) -> (list[pyarrow.FloatArray], pyarrow.UInt32Array)
     ///
     /// fastText's predict(line, k=-1, threshold=0.0) of every line. See _native.pyi.
-    #[pyo3(signature = (lines, labels=None))]
+    #[pyo3(signature = (lines, labels=None, whole_text=false))]
     fn predict(
         &self,
         py: Python<'_>,
         lines: &Bound<'_, PyAny>,
         labels: Option<Vec<usize>>,
+        whole_text: bool,
     ) -> PyResult<(Vec<Py<PyAny>>, Py<PyAny>)> {
         const K: &str = "FastTextModel.predict";
         let n = self.inner.nlabels();
@@ -72,7 +73,7 @@ impl FastTextModel {
         let width = labels.len();
         let (scores, top) = run(py, K, move || {
             let col = BytesColumn::from_chunks(&chunks, true)?;
-            let rows = model.predict_column(&col, &labels);
+            let rows = model.predict_column(&col, &labels, whole_text);
             let scores: Vec<ArrayRef> = (0..width)
                 .map(|j| {
                     let vals = rows.iter().map(|r| r.as_ref().map(|(p, _)| p[j]));

@@ -540,7 +540,9 @@ class FastTextModel:
     @property
     def dim(self) -> int:
         """Dimension of the word vectors."""
-    def predict(self, lines: _ArrayLike, labels: list[int] | None = None) -> tuple[list[pa.FloatArray], pa.UInt32Array]:
+    def predict(
+        self, lines: _ArrayLike, labels: list[int] | None = None, whole_text: bool = False
+    ) -> tuple[list[pa.FloatArray], pa.UInt32Array]:
         """fastText's ``predict(line, k=-1, threshold=0.0)`` of every line, on the kernel pool without the GIL.
 
         Each line is read as fastText reads a stream: tokens split on space, tab, CR, LF, VT, FF and NUL, a
@@ -550,6 +552,8 @@ class FastTextModel:
 
         :param lines: string or binary column (bytes are taken as they are).
         :param labels: indices into :attr:`labels` to return probabilities for (default: all, in order).
+        :param whole_text: read each row as one line: the scores of the row with every newline replaced by a
+            space and ``"\\n"`` appended, without that copy of the column.
         :returns: one float32 array per requested label (the probability ``exp(log(p + 1e-5))`` fastText
             reports; 0 where it did not return the label: hierarchical softmax drops paths below 1e-5) and the
             index of the most probable label (fastText's first prediction). Null where the line is null or has

@@ -48,6 +48,19 @@ pub fn read_word<'a>(text: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
     (*pos > start).then(|| &text[start..*pos])
 }
 
+/// The next token of `text` from `*pos` with every separator a space (a newline too); `None` at the
+/// end.
+fn read_word_in_line<'a>(text: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
+    while *pos < text.len() && is_space(text[*pos]) {
+        *pos += 1;
+    }
+    let start = *pos;
+    while *pos < text.len() && !is_space(text[*pos]) {
+        *pos += 1;
+    }
+    (*pos > start).then(|| &text[start..*pos])
+}
+
 /// Settings of the dictionary's hashing (from the model's arguments).
 #[derive(Debug, Clone, Copy)]
 pub struct Hashing {
@@ -228,11 +241,22 @@ impl Dictionary {
 
     /// `getLine` for a supervised model: the feature ids of `text` up to and including its first `</s>`.
     /// Tokens that look like labels (`__label__...`) are not features.
-    pub fn line(&self, text: &[u8], out: &mut Vec<i32>, s: &mut Scratch) {
+    ///
+    /// With `whole`, `text` is read as the one line it would be with every newline replaced by a space
+    /// and `"\n"` appended (what a classifier's callers prepare), without making that copy: a newline
+    /// separates words like a space, and `</s>` comes at the end of the text.
+    pub fn line(&self, text: &[u8], out: &mut Vec<i32>, s: &mut Scratch, whole: bool) {
         out.clear();
         s.hashes.clear();
         let mut pos = 0;
-        while let Some(token) = read_word(text, &mut pos) {
+        let next = |pos: &mut usize| {
+            if whole {
+                Some(read_word_in_line(text, pos).unwrap_or(EOS))
+            } else {
+                read_word(text, pos)
+            }
+        };
+        while let Some(token) = next(&mut pos) {
             let h = hash(token);
             let wid = self.id(token, h);
             let is_label = if wid < 0 {

@@ -35,13 +35,44 @@ fn plain(word_ngrams: i32) -> Hashing {
 }
 
 fn line(d: &Dictionary, text: &str) -> Vec<i32> {
+    line_read(d, text, false)
+}
+
+fn line_read(d: &Dictionary, text: &str, whole: bool) -> Vec<i32> {
     let mut out = Vec::new();
     let mut s = Scratch {
         hashes: Vec::new(),
         word: Vec::new(),
     };
-    d.line(text.as_bytes(), &mut out, &mut s);
+    d.line(text.as_bytes(), &mut out, &mut s, whole);
     out
+}
+
+#[test]
+fn a_whole_text_reads_as_its_newlines_replaced_plus_one() {
+    let d = dict(
+        &[
+            ("hello", false),
+            ("world", false),
+            ("</s>", false),
+            ("__label__x", true),
+        ],
+        plain(2),
+        None,
+    );
+    for text in [
+        "hello world",
+        "hello\nworld\n",
+        "\n\nhello\r\n\tworld  ",
+        "",
+        "\n",
+        "hello </s> world",
+        "__label__x\nhello",
+        "unknown\x0bwords\x0c\0here",
+    ] {
+        let prepared = format!("{}\n", text.replace('\n', " "));
+        assert_eq!(line_read(&d, text, true), line(&d, &prepared), "{text:?}");
+    }
 }
 
 #[test]

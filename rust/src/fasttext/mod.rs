@@ -196,10 +196,11 @@ impl Model {
     }
 
     /// `predictLine(text, k=-1, threshold=0)`: `s.heap` holds `(log p, label)` best first; false (and an
-    /// empty heap) when the line has no feature at all (fastText returns no prediction then).
-    pub fn predict(&self, text: &[u8], s: &mut State) -> bool {
+    /// empty heap) when the line has no feature at all (fastText returns no prediction then). `whole`:
+    /// `text` is one line, newlines read as spaces ([`dict::Dictionary::line`]).
+    pub fn predict(&self, text: &[u8], s: &mut State, whole: bool) -> bool {
         s.heap.clear();
-        self.dict.line(text, &mut s.features, &mut s.scratch);
+        self.dict.line(text, &mut s.features, &mut s.scratch, whole);
         if s.features.is_empty() {
             return false;
         }
@@ -224,6 +225,7 @@ impl Model {
         &self,
         lines: &BytesColumn,
         labels: &[usize],
+        whole: bool,
     ) -> Vec<Option<(Box<[f32]>, u32)>> {
         let mut slot = vec![usize::MAX; self.nlabels()];
         for (j, &l) in labels.iter().enumerate() {
@@ -232,7 +234,7 @@ impl Model {
         lines.par_map(
             || self.state(),
             |s, text| {
-                if !self.predict(text?, s) {
+                if !self.predict(text?, s, whole) {
                     return None;
                 }
                 let mut probs = vec![0.0f32; labels.len()].into_boxed_slice();
