@@ -2,19 +2,22 @@
 //! with the value of its first occurrence (chunks in order; within a chunk, the first).
 //!
 //! A dedup index's `update` run used to sort each batch's new keys on a thread of its own while
-//! the run went on, then merge the sorted runs ([`crate::merge`]). That thread's 0.57 s of CPU
-//! (numpy's timsort over 60 batches of 97 K keys, the MinHash benchmark at 1 M rows) competed with
-//! the run: the run before its last step took ~0.4 s longer than a `read` run, and the merge after
-//! it 0.2-0.37 s. Hashed keys spread evenly over their top bits, so one pass that counts them by
-//! their top bits and one that scatters each (key, value) into its part (in input order, so a
-//! key's first occurrence stays first) leave parts of ~2 K pairs. Each part is sorted stably in
-//! cache. Keys that do not spread (not hashes) only make the parts uneven: still correct, slower.
+//! the run went on, then merge the sorted runs ([`crate::merge`]). On the MinHash benchmark at 1 M
+//! rows (62 batches, 7.5 M new keys) that thread's 0.56-0.60 s of CPU (numpy's timsort) competed
+//! with the run: the run before its last step took ~0.4 s longer than a `read` run, and the merge
+//! after it 0.2-0.37 s. Hashed keys spread evenly over their top bits, so one pass that counts them
+//! by their top bits and one that scatters each (key, value) into its part (in input order, so a
+//! key's first occurrence stays first) leave parts of ~32 K pairs. Each part is sorted stably in
+//! cache: 0.25-0.38 s for those 7.5 M keys at the end of the run, 0.2-0.29 s in a loop of its own
+//! (2 threads). Keys that do not spread (not hashes) only make the parts uneven: still correct,
+//! slower.
 
 use rayon::prelude::*;
 
 /// Pairs a part holds on average: 512 KiB, sorted in the L2 cache, and few parts enough (256 for
 /// 7.5 M keys) that the scatter's write streams stay within the TLB. Measured in an `update` run
-/// of the MinHash benchmark (7.5 M keys): 2 K pairs a part (4,096 parts) scattered in 0.19 s.
+/// of the MinHash benchmark (7.5 M keys): 2 K pairs a part (4,096 parts) scattered in 0.19 s and
+/// the whole sort took 0.48-0.57 s.
 const PAIRS_A_PART: usize = 1 << 15;
 /// At most 2^16 parts (the counts stay in cache while scattering).
 const MAX_BITS: u32 = 16;

@@ -14,12 +14,14 @@ resume from it checks those files and commits them.
 
 The pending keys stay as the batches gave them, unsorted. :meth:`IndexState.finish` sorts them all at once with
 ``mdf_kernels.sort_unique_pairs`` (split by the keys' top bits into parts that are sorted side by side, in
-cache) and keeps each key's first row, so the files are the ones one stable sort wrote. Profiled on the MinHash
-benchmark at 1 M rows (5.8 M new band keys a run, 60 batches), best of 2:
+cache) and keeps each key's first row, so the files are the ones one stable sort wrote. Timed in ``update`` runs
+of the MinHash benchmark at 1 M rows (7.5 M new band keys in 62 batches):
 - before, each batch was sorted on a thread of the bucket's own as it came (numpy's timsort), and the sorted
-  runs merged after the run (``mdf_kernels.merge_sorted_runs``). The thread's 0.57 s of CPU competed with the
-  run: the run up to its last step took ~0.4 s longer than a ``read`` run. The merge then took 0.2-0.37 s;
-- the one sort takes 0.16-0.18 s, and the run up to its last step as long as a ``read`` run.
+  runs merged after the run (``mdf_kernels.merge_sorted_runs``). The thread's 0.56-0.60 s of CPU competed with
+  the run: the run up to its last step took ~0.4 s longer than a ``read`` run. The merge then took 0.2-0.37 s,
+  and the last snapshot, which pickled every pending key, 0.3-0.4 s;
+- now the one sort takes 0.25-0.38 s, the run up to its last step about as long as a ``read`` run, and the last
+  snapshot holds no keys (it is taken after :meth:`IndexState.finish`).
 A key's source id travels through the sort as a number among all the batches' ids (numpy, ``uint32`` while
 they fit), not as an Arrow dictionary array: the sort and :meth:`IndexState._decoded` move plain integers.
 """
