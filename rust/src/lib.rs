@@ -18,6 +18,7 @@ pub mod near;
 pub mod normalize;
 pub mod pool;
 pub mod sort_pairs;
+pub mod sorted_keys;
 pub mod text;
 pub mod unionfind;
 pub mod url;
@@ -297,6 +298,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<py_sets::DomainSet>()?;
     m.add_class::<py_sets::KeySet>()?;
     m.add_class::<py_sets::KeySet128>()?;
+    m.add_class::<py_sets::SortedKeys>()?;
     m.add_class::<py_near::NearIndex>()?;
     m.add("ENV_NUM_THREADS", pool::ENV_VAR)?;
     py_image::register(m)?;

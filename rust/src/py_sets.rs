@@ -1,15 +1,22 @@
-//! Python classes: `DomainSet` (immutable block list) and `KeySet` / `KeySet128`
-//! (insert-only sets of hash keys with snapshot support).
+//! Python classes: `DomainSet` (immutable block list), `KeySet` / `KeySet128` (insert-only sets
+//! of hash keys with snapshot support) and `SortedKeys` (lookups in a sorted key array, in place).
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
+use std::sync::Arc;
+
+use arrow_array::{Array, Int64Array, UInt64Array};
+use arrow_schema::DataType;
+
 use crate::arrays::{bool_array, fixed_binary_rows, u64_keys};
 use crate::columns::BytesColumn;
 use crate::domains;
+use crate::error::KernelError;
 use crate::keyset::KeyTable;
 use crate::py_arrow::{export, import_chunks, int_arg, py_err, run};
+use crate::sorted_keys::Directory;
 
 /// Set of blocked domains; see `domain_blocked`.
 #[pyclass(frozen, module = "mdf_kernels._native")]
@@ -174,3 +181,91 @@ fn u128_keys(
 
 keyset_class!(KeySet, u64, "KeySet", u64_keys);
 keyset_class!(KeySet128, u128, "KeySet128", u128_keys);
+
+/// Lookups in a sorted uint64 array without copying it (a memory-mapped index file stays the page
+/// cache's); see _native.pyi and [`crate::sorted_keys`].
+#[pyclass(frozen, module = "mdf_kernels._native")]
+pub struct SortedKeys {
+    keys: UInt64Array,
+    directory: Directory,
+}
+
+#[pymethods]
+impl SortedKeys {
+    #[new]
+    fn new(py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Self> {
+        const K: &str = "SortedKeys";
+        let chunks = import_chunks(keys, K, "keys")?;
+        run(py, K, move || {
+            let [data] = chunks.as_slice() else {
+                return Err(KernelError::value(format!(
+                    "keys must be one array, got {} chunks; combine them first",
+                    chunks.len()
+                )));
+            };
+            if data.data_type() != &DataType::UInt64 {
+                return Err(KernelError::type_err(format!(
+                    "keys must be uint64, got {}",
+                    data.data_type()
+                )));
+            }
+            let keys = UInt64Array::from(data.clone());
+            if keys.null_count() > 0 {
+                return Err(KernelError::value("keys must not hold nulls"));
+            }
+            let directory = Directory::new(keys.values()).map_err(|at| {
+                KernelError::value(format!(
+                    "keys must be sorted ascending; key {at} is smaller than the one before it"
+                ))
+            })?;
+            Ok(Self { keys, directory })
+        })
+    }
+
+    /// Per query, whether the keys hold it (a null query: null).
+    fn contains(&self, py: Python<'_>, queries: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        const K: &str = "SortedKeys.contains";
+        let chunks = import_chunks(queries, K, "queries")?;
+        let out = run(py, K, || {
+            let (queries, nulls) = u64_keys(&chunks)?;
+            let found = self
+                .directory
+                .find_all(self.keys.values(), &queries, |at| at.is_some());
+            Ok(bool_array(found, nulls))
+        })?;
+        export(py, K, out)
+    }
+
+    /// Per query, the position of the first key equal to it, or -1 (a null query: -1).
+    fn locate(&self, py: Python<'_>, queries: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        const K: &str = "SortedKeys.locate";
+        let chunks = import_chunks(queries, K, "queries")?;
+        let out = run(py, K, || {
+            let (queries, nulls) = u64_keys(&chunks)?;
+            let mut at = self.directory.find_all(self.keys.values(), &queries, |at| {
+                at.map_or(-1, |i| i as i64)
+            });
+            if let Some(n) = nulls {
+                at.iter_mut()
+                    .enumerate()
+                    .filter(|(i, _)| n.is_null(*i))
+                    .for_each(|(_, a)| *a = -1);
+            }
+            Ok(Arc::new(Int64Array::from(at)) as arrow_array::ArrayRef)
+        })?;
+        export(py, K, out)
+    }
+
+    fn __len__(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// The directory's bytes (the keys are the caller's array, not copied).
+    fn memory_bytes(&self) -> usize {
+        self.directory.memory_bytes()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("SortedKeys(<{} keys>)", self.keys.len())
+    }
+}

@@ -38,6 +38,7 @@ __all__ = [
     "KeySet",
     "KeySet128",
     "NearIndex",
+    "SortedKeys",
     "WarcScanner",
     "c4_quality",
     "domain_blocked",
@@ -305,6 +306,29 @@ class KeySet128:
         """Snapshot in the :meth:`KeySet.to_bytes` format with key width 16."""
     @staticmethod
     def from_bytes(data: bytes) -> KeySet128: ...
+
+@final
+class SortedKeys:
+    """Lookups in a sorted ``uint64`` array, in place: the array is kept, not copied (a
+    memory-mapped file stays in the page cache, shared by every process that maps it).
+
+    A directory of where each run of the keys' top bits starts (8 bytes an entry, one entry per 8-16
+    keys: at most a byte a key) leaves a binary search of one or two cache lines a lookup when
+    the keys are hashes; other keys are still found, by longer searches.
+
+    :param keys: one ``uint64`` array (not chunked), no nulls, ascending (repeats allowed);
+        ``ValueError`` names the first key out of order.
+    """
+
+    def __new__(cls, keys: _ArrayLike) -> SortedKeys: ...
+    def contains(self, queries: _ArrayLike) -> pa.BooleanArray:
+        """Whether the keys hold each query (uint64, or int64 read bit for bit); a null query gives
+        null."""
+    def locate(self, queries: _ArrayLike) -> pa.Int64Array:
+        """The position of the first key equal to each query, or -1 (also for a null query)."""
+    def __len__(self) -> int: ...
+    def memory_bytes(self) -> int:
+        """Bytes of the directory (the keys are the caller's)."""
 
 @final
 class NearIndex:
