@@ -64,6 +64,23 @@ def test_filter_routes_dropped_rows_with_reasons():
     check_operator_contract(EvenFilter(), batch, id_column="x")
 
 
+def test_a_filter_without_a_rejected_output_does_not_copy_its_dropped_rows():
+    """With no ``rejected:`` output, ``_apply`` builds the rejected batch from the reasons alone: the dropped
+    rows' columns (a long text, here) are not copied only to be trimmed off by ``process``. Seen red with the
+    dropped rows copied (the rejected batch of ``_apply`` held ``x`` and ``text``)."""
+    from mdf import BatchContext
+
+    batch = pa.RecordBatch.from_pydict({"x": [1, 2, None, 4, 5], "text": ["a" * 1000] * 5})
+    op = EvenFilter()
+    op.keep_rejected = False
+    kept, rejected = op._apply(batch, BatchContext("s", 0, 0))
+    assert kept.column("x").to_pylist() == [2, 4]
+    assert rejected.schema.names == [REASON]
+    assert rejected.column(REASON).to_pylist() == ["even_filter:odd", "even_filter:null", "even_filter:odd"]
+    kept, rejected = op.process(batch, BatchContext("s", 0, 1), keep_rejected=False)
+    assert rejected.schema.names == [REASON] and op.metrics.reasons == {"even_filter:odd": 2, "even_filter:null": 1}
+
+
 def test_filter_keeping_everything_returns_no_rejected_batch():
     kept, rejected = run_operator(EvenFilter(), pa.RecordBatch.from_pydict({"x": [2, 4]}))
     assert kept.num_rows == 2 and rejected is None

@@ -226,6 +226,8 @@ class Filter(Operator):
         dropped = pc.invert(mask)
         n_dropped = batch.num_rows - mask.true_count
         reason_col = pa.repeat(reasons, n_dropped) if isinstance(reasons, pa.Scalar) else pc.filter(reasons, dropped)
+        if not self.keep_rejected:  # nothing writes the dropped rows: their reasons, not a copy of them
+            return batch.filter(mask), pa.RecordBatch.from_arrays([reason_col], names=[REASON])
         rejected = batch.filter(dropped).append_column(REASON, reason_col)
         return batch.filter(mask), rejected
 
