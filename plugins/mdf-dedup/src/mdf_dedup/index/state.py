@@ -140,8 +140,8 @@ class IndexState(StateType):
         return loaded.sources(loaded.locate(keys))
 
     def stats(self) -> tuple[int, int]:
-        """Keys loaded from the index (exact: the lookup directories, under a byte a key, the keys being
-        memory-mapped; bloom: the filters' bytes)
+        """Keys loaded from the index (exact: the lookup directory, under a byte a key, the keys being
+        memory-mapped, or 16 bytes a key when several generations are merged; bloom: the filters' bytes)
         plus the keys this run will add."""
         n = self.added[0] + (len(self.loaded) if self.loaded is not None else 0)
         held = self.loaded.memory_bytes() if self.loaded is not None else 0

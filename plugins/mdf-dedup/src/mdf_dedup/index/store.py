@@ -31,7 +31,9 @@ class LoadedIndex:
         self.files = files
         self.parts: list[tuple[np.ndarray, np.ndarray | None, str, int]] = []  # keys, rows in file, sources, bytes
         self._sources: dict[int, pa.Array] = {}
-        self._sorted: list[Any] | None = None  # an mdf_kernels.SortedKeys a part, made by the first lookup
+        self._sorted: Any = None  # an mdf_kernels.SortedKeys of every part's keys, made by the first lookup
+        self._origin: np.ndarray | None = None  # several parts merged: each key's position among all parts' keys
+        self._starts = np.zeros(1, dtype=np.int64)  # where each part's keys start among all parts' keys
         for gen in manifest["generations"]:
             if gen["run"] == skip_run:
                 continue  # this run's own earlier publication (a rerun of it): not an earlier run
@@ -68,42 +70,63 @@ class LoadedIndex:
     def contains(self, keys: np.ndarray) -> np.ndarray:
         """Per key: whether a loaded generation holds it.
 
-        Each part's keys stay where they are (the memory-mapped file) and are searched through an
-        ``mdf_kernels.SortedKeys`` directory (under a byte a key, built in one pass on the first call). Until
-        this, the first call built one ``mdf_kernels.KeySet`` of every part's keys (16 bytes a key in memory).
-        Profiled in a ``read`` run of the MinHash benchmark at 2 M rows (17 M index keys, 124 batches): the
-        set's build took 0.57-0.63 s and its probes 0.36-0.40 s, and inline that runs under the key state's
-        lock, so the worker threads queued behind it; outside a run, on the same number of keys, the
-        directories are built in 0.03 s and probed in 0.34 s against the set's 0.6 s and 0.23-0.25 s."""
-        found = np.zeros(len(keys), dtype=bool)
-        queries = pa.array(keys, pa.uint64())
-        for lookup in self._lookups():
-            found |= lookup.contains(queries).to_numpy(zero_copy_only=False)
-        return found
+        Searched through one ``mdf_kernels.SortedKeys`` directory (under a byte a key, built in one pass on the
+        first call; see :meth:`_lookup`). Until this, the first call built one ``mdf_kernels.KeySet`` of every
+        part's keys (16 bytes a key in memory). Profiled in a ``read`` run of the MinHash benchmark at 2 M rows
+        (17 M index keys, 124 batches): the set's build took 0.57-0.63 s and its probes 0.36-0.40 s, and inline
+        that runs under the key state's lock, so the worker threads queued behind it; outside a run, on the same
+        number of keys, the directory is built in 0.03 s and probed in 0.34 s against the set's 0.6 s and
+        0.23-0.25 s."""
+        lookup = self._lookup()
+        if lookup is None:
+            return np.zeros(len(keys), dtype=bool)
+        return lookup.contains(pa.array(keys, pa.uint64())).to_numpy(zero_copy_only=False)
 
-    def _lookups(self) -> list[Any]:
-        if self._sorted is None:
-            from mdf_kernels import SortedKeys
+    def _lookup(self) -> Any:
+        """The keys to search, made on the first call: one generation's keys where they are (the memory-mapped
+        file: nothing copied), or the keys of several merged once into memory (``mdf_kernels.merge_sorted_runs``,
+        8 bytes a key plus 8 for where each came from, the earliest generation holding it), so a lookup stays
+        one search however many generations there are (one search a generation would cost as many)."""
+        if self._sorted is None and self.parts:
+            from mdf_kernels import SortedKeys, merge_sorted_runs
 
-            self._sorted = [SortedKeys(pa.array(np.asarray(held), pa.uint64())) for held, _, _, _ in self.parts]
+            held = [pa.array(np.asarray(keys), pa.uint64()) for keys, _, _, _ in self.parts]
+            self._starts = np.cumsum([0] + [len(h) for h in held])
+            if len(held) == 1:
+                keys = held[0]
+            else:
+                at = [
+                    pa.array(np.arange(self._starts[i], self._starts[i + 1], dtype=np.uint64)) for i in range(len(held))
+                ]
+                keys, origin = merge_sorted_runs(pa.chunked_array(held, pa.uint64()), pa.chunked_array(at))
+                self._origin = origin.to_numpy()
+            self._sorted = SortedKeys(keys)
         return self._sorted
 
     def memory_bytes(self) -> int:
-        """Bytes this bucket holds for the index: the directories (the memory-mapped files are the page
-        cache's)."""
-        return sum(lookup.memory_bytes() for lookup in self._sorted or [])
+        """Bytes this bucket holds for the index: the directory, and the merged keys of several generations (one
+        generation's memory-mapped file is the page cache's)."""
+        if self._sorted is None:
+            return 0
+        merged = 16 * len(self._origin) if self._origin is not None else 0
+        return int(self._sorted.memory_bytes()) + merged
 
     def locate(self, keys: np.ndarray) -> np.ndarray:
         """Per key: ``slot << 40 | row`` of the first generation holding it, or -1 (for :meth:`sources`)."""
-        found = np.full(len(keys), -1, dtype=np.int64)
-        queries = pa.array(keys, pa.uint64())
-        for slot, lookup in enumerate(self._lookups()):
-            at = lookup.locate(queries).to_numpy()
-            hit = (at >= 0) & (found < 0)
-            rows = self.parts[slot][1]
-            where = at[hit] if rows is None else rows[at[hit]]
-            found[hit] = (slot << ROW_BITS) | where.astype(np.int64)
-        return found
+        code = np.full(len(keys), -1, dtype=np.int64)
+        lookup = self._lookup()
+        if lookup is None:
+            return code
+        at = lookup.locate(pa.array(keys, pa.uint64())).to_numpy()
+        hit = np.flatnonzero(at >= 0)
+        where = at[hit] if self._origin is None else self._origin[at[hit]].astype(np.int64)
+        slots = np.searchsorted(self._starts, where, side="right") - 1  # the part each key came from
+        for slot in np.unique(slots):
+            pick = slots == slot
+            local = where[pick] - self._starts[slot]
+            rows = self.parts[slot][1]  # a filtered part: its keys' rows in the file
+            code[hit[pick]] = (int(slot) << ROW_BITS) | (local if rows is None else rows[local]).astype(np.int64)
+        return code
 
     def sources(self, codes: np.ndarray) -> pa.Array:
         """The source id of each hit (``codes`` from :meth:`locate`), read from the sources files on first use."""

@@ -38,9 +38,10 @@ class ExactDedup(IndexedDedup, Deduplicator):
         )
         index_kind: Literal["exact", "bloom"] = Field(
             "exact", description="exact: the index holds every key (8 bytes a key on disk, memory-mapped while a run "
-            "reads it, plus under a byte a key of directory) and each key's source id; bloom: Bloom filters of the "
-            "keys (1.44*log2(1/false_positive_rate) bits a key: 1.8 bytes at 0.001), no source ids, and a new row "
-            "taken for an earlier one at about false_positive_rate per generation",
+            "reads it plus under a byte a key of directory; 16 in memory when it has several generations) and each "
+            "key's source id; bloom: Bloom filters of the keys (1.44*log2(1/false_positive_rate) bits a key: 1.8 "
+            "bytes at 0.001), no source ids, and a new row taken for an earlier one at about false_positive_rate per "
+            "generation",
         )  # fmt: skip
         false_positive_rate: float | None = Field(
             None, gt=0, le=0.1, description="index_kind: bloom: chance a key no earlier run kept is taken for one, "
