@@ -22,6 +22,25 @@ def test_num_threads_from_env():
     assert proc.stdout.strip() == "3", proc.stderr
 
 
+def test_one_kernel_thread_runs_each_call_on_its_caller():
+    """With ``MDF_NUM_THREADS=1`` no pool thread is started: each call runs on the thread that made it, and two
+    Python threads calling at once get what one call gives. Seen red with a shared pool of one thread (an
+    ``mdf-kernels-0`` thread appeared)."""
+    code = (
+        "import os, threading, pyarrow as pa, mdf_kernels as mk\n"
+        "texts = pa.array([f'text {i} with words' for i in range(20000)])\n"
+        "want = mk.minhash(texts, num_perm=32).to_pylist()\n"
+        "got = []\n"
+        "ts = [threading.Thread(target=lambda: got.append(mk.minhash(texts, num_perm=32).to_pylist())) "
+        "for _ in range(2)]\n"
+        "[t.start() for t in ts]; [t.join() for t in ts]\n"
+        "names = [open(f'/proc/self/task/{t}/comm').read().strip() for t in os.listdir('/proc/self/task')]\n"
+        "print(mk.num_threads(), got == [want, want], sorted(n for n in names if n.startswith('mdf-kernels')))\n"
+    )
+    proc = run_py(code, MDF_NUM_THREADS="1")
+    assert proc.stdout.strip() == "1 True []", proc.stderr
+
+
 def test_bad_env_value_is_a_value_error():
     code = (
         "import pyarrow as pa, mdf_kernels as mk\n"

@@ -11,7 +11,8 @@ Common rules
   messages start with the kernel name (``"hash64: ..."``). An internal bug raises
   ``RuntimeError("<kernel>: internal error ...")``; no Rust panic reaches Python.
 * Heavy calls release the GIL and run on a rayon pool of ``MDF_NUM_THREADS`` threads
-  (default: all cores), read once at the first call that needs the pool.
+  (default: all cores), read once at the first call that needs the pool. With one thread
+  there is no pool: each call runs on the thread that made it.
 
 Text normalisation (``normalize=`` of ``hash64``/``hash128``, and MinHash shingling)
 -------------------------------------------------------------------------------------
@@ -74,7 +75,8 @@ ENV_NUM_THREADS: str
 """Name of the environment variable that sizes the kernel thread pool (``"MDF_NUM_THREADS"``)."""
 
 def num_threads() -> int:
-    """Number of threads of the kernel pool (starts the pool if needed).
+    """Number of threads of the kernel pool (starts the pool if needed; 1: calls run on their
+    callers).
 
     Raises ``ValueError`` if ``MDF_NUM_THREADS`` is set to something other than a positive integer.
     """
