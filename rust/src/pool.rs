@@ -24,13 +24,17 @@ pub const ENV_VAR: &str = "MDF_NUM_THREADS";
 static POOL: OnceLock<Result<Option<ThreadPool>, String>> = OnceLock::new();
 
 thread_local! {
-    /// The calling thread as a pool of one (used when `POOL` is `None`).
-    static CALLER: Result<ThreadPool, String> = ThreadPoolBuilder::new()
+    /// The calling thread as a pool of one (used when `POOL` is `None`); `None` when the thread is
+    /// already a worker of another rayon pool (another library's), which rayon refuses to share.
+    static CALLER: Option<ThreadPool> = ThreadPoolBuilder::new()
         .num_threads(1)
         .use_current_thread()
         .build()
-        .map_err(|e| format!("cannot run kernels on this thread: {e}"));
+        .ok();
 }
+
+/// A shared pool of one thread, for callers that cannot be a pool of their own.
+static FALLBACK: OnceLock<Result<ThreadPool, String>> = OnceLock::new();
 
 /// Parse a `MDF_NUM_THREADS` value; `None`/empty means "all cores".
 pub fn parse_num_threads(value: Option<&str>) -> Result<usize, String> {
@@ -73,11 +77,27 @@ fn pool() -> KResult<Option<&'static ThreadPool>> {
 pub fn install<T: Send>(f: impl FnOnce() -> KResult<T> + Send) -> KResult<T> {
     match pool()? {
         Some(shared) => shared.install(f),
-        None => CALLER.with(|caller| match caller {
-            Ok(own) => own.install(f),
-            Err(e) => Err(KernelError::value(e.clone())),
-        }),
+        None => on_caller(f),
     }
+}
+
+/// Run `f` on the calling thread, in its own pool of one; on a shared pool of one thread when the
+/// caller is another rayon pool's worker.
+fn on_caller<T: Send>(f: impl FnOnce() -> KResult<T> + Send) -> KResult<T> {
+    CALLER.with(|caller| match caller {
+        Some(own) => own.install(f),
+        None => FALLBACK
+            .get_or_init(|| {
+                ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .thread_name(|_| "mdf-kernels-0".into())
+                    .build()
+                    .map_err(|e| format!("cannot start a kernel thread: {e}"))
+            })
+            .as_ref()
+            .map_err(|e| KernelError::value(e.clone()))?
+            .install(f),
+    })
 }
 
 /// Number of threads of the kernel pool (1: kernels run on their callers).
@@ -103,6 +123,17 @@ mod tests {
     fn install_runs_closure() {
         assert_eq!(install(|| Ok(41 + 1)), Ok(42));
         assert!(num_threads().unwrap() >= 1);
+    }
+
+    /// A caller that is already a worker of another rayon pool (another library's) cannot be a
+    /// pool of its own: its kernels still run, on the shared pool of one thread. Seen red with the
+    /// caller pool's build error returned instead (every call from such a thread failed).
+    #[test]
+    fn a_caller_inside_another_rayon_pool_still_runs_its_kernels() {
+        use rayon::prelude::*;
+        let other = ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let sum = other.install(|| on_caller(|| Ok((0..1000u64).into_par_iter().sum::<u64>())));
+        assert_eq!(sum, Ok(499_500));
     }
 
     /// The one-thread case: a caller's own pool runs a parallel iterator (rayon's joins) on the
