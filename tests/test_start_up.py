@@ -8,6 +8,7 @@ classes registered by reference are loaded), so it would miss exactly the module
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -113,3 +114,25 @@ def test_a_quiet_run_imports_no_unused_builtin_or_display_module(imported, reque
     typed = request.node.callspec.params["imported"] == "inline"
     unused = UNUSED_BY_A_QUIET_PARQUET_RUN + (("mdf.executor.ray",) if typed else ())
     assert sorted(m for m in imported if m in unused) == []
+
+
+@pytest.mark.parametrize("user_value", [None, "3"])
+def test_the_command_gives_blas_one_thread_unless_the_user_set_it(user_value):
+    """numpy (imported by pyarrow) starts OpenBLAS with a thread per core, each spinning ~0.1 s of CPU before
+    it sleeps; ``mdf``'s command sets ``OPENBLAS_NUM_THREADS=1`` before that import, and keeps a user's value.
+
+    Seen red with the ``setdefault`` in ``mdf.cli`` removed (the variable unset); without it ``import numpy``
+    leaves 2 threads in the process on this 2-core machine, with it 1."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    if user_value is not None:
+        env["OPENBLAS_NUM_THREADS"] = user_value
+    code = (
+        "import os\nimport mdf.cli\nimport numpy\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    value, threads = out.stdout.split()
+    assert value == (user_value or "1")
+    if user_value is None:
+        assert threads == "1"  # no BLAS thread was started
