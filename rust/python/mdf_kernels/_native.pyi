@@ -12,7 +12,8 @@ Common rules
   ``RuntimeError("<kernel>: internal error ...")``; no Rust panic reaches Python.
 * Heavy calls release the GIL and run on a rayon pool of ``MDF_NUM_THREADS`` threads
   (default: all cores), read once at the first call that needs the pool. With one thread
-  there is no pool: each call runs on the thread that made it.
+  there is no pool: each call runs on the thread that made it (a caller that is another rayon pool's
+  worker runs it on one shared thread instead).
 
 Text normalisation (``normalize=`` of ``hash64``/``hash128``, and MinHash shingling)
 -------------------------------------------------------------------------------------
