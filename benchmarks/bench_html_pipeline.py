@@ -41,6 +41,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "shared" / "data"
 sys.path.insert(0, str(HERE))
 
+from bench_fixed_cost import fixed_cost_line  # noqa: E402
 from bench_html_extract import peer_python  # noqa: E402  (the peers' venv, made once)
 from bench_kernels_common import timed_process  # noqa: E402
 
@@ -123,6 +124,7 @@ def main() -> None:
         ratio = best["resiliparse"] / best["mdf"]
         verdict = "MET" if ratio >= 1.5 else "not met"
         print(f"  {n:6,} pages  mdf / resiliparse {ratio:.2f}x   target >= 1.5x: {verdict}")
+    print(fixed_cost_line())  # beside the rates: a run's fixed cost, never read as a per-record one
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / ".data"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_fixed_cost import fixed_cost_line  # noqa: E402
 from bench_kernels_common import timed_process  # noqa: E402
 
 SCRIPT = """
@@ -118,6 +119,7 @@ def main() -> None:
     for name in list(cmds)[1:]:
         ratio = best[name] / best["mdf"]
         print(f"  mdf / {name:17s} {ratio:.2f}x   target >= 3x: {'MET' if ratio >= 3 else 'not met'}")
+    print(fixed_cost_line())  # beside the rates: a run's fixed cost, never read as a per-record one
 
 
 if __name__ == "__main__":
