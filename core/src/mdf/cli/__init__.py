@@ -9,11 +9,11 @@ mdf or a plugin: it too is one line (exit 1) naming the run's log file, which ho
 (:mod:`mdf.runlog`). ``MDF_DEBUG=1`` shows tracebacks on the terminal.
 
 ``OPENBLAS_NUM_THREADS`` defaults to 1 for the command (a value the user set is kept). numpy, which pyarrow
-imports, starts OpenBLAS with one thread per core, and each of those threads spins ~0.1 s of CPU before it
-sleeps: 0.1 s a run on this project's 2-core machine (``time python -c "import numpy"``: 0.15 s user, 0.05 s
-with the variable at 1), and one core-tenth more for every further core. mdf's parallelism is its workers and
-kernel threads, which already take every core, so a BLAS call inside an operator gets one thread, as Ray gives
-its workers ``OMP_NUM_THREADS=1``. It must be set before numpy's first import, so here and not in an operator.
+imports, starts OpenBLAS with a helper thread for each core past the first, and a helper spins before it sleeps:
+~0.1 s of CPU a run on this project's 2-core machine (``import numpy``: 0.15 s user, 0.05 s with the variable at
+1). mdf's parallelism is its workers and kernel threads, which already take every core, so a BLAS call inside an
+operator gets one thread, as Ray sets ``OMP_NUM_THREADS`` (1 by default) for its workers. It must be set before
+numpy's first import, so here and not in an operator.
 """
 
 from __future__ import annotations
