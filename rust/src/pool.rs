@@ -8,9 +8,10 @@
 //! caller slept while the pool's thread worked, then the pool's thread spun idle on the core the
 //! caller needed. Measured with the fastText pipeline of `benchmarks/bench_fasttext.py` (800 K
 //! texts, one worker on one core, three interleaved rounds of both behind a switch): the operator
-//! took 5.61-5.78 s through the shared pool, 5.07-5.33 s on the caller. With two workers, each caller runs its own calls at once, where
-//! the shared pool of one thread took them in turn. Rayon leaks a caller pool's registry when its
-//! thread ends: 7.8 KB of memory a thread that ever called a kernel (measured over 6,000 threads).
+//! took 5.61-5.78 s through the shared pool, 5.07-5.33 s on the caller. With two workers, each
+//! caller runs its own calls at once, where the shared pool of one thread took them in turn.
+//! Rayon leaks a caller pool's registry when its thread ends: 7.8 KB of memory a thread that ever
+//! called a kernel (measured over 6,000 threads).
 
 use std::sync::OnceLock;
 

@@ -4,8 +4,7 @@ Every function takes a ``pyarrow.Array`` or ``pyarrow.ChunkedArray`` (or any obj
 ``__arrow_c_array__``) and returns one contiguous ``pyarrow.Array`` without copying the input.
 Heavy calls release the GIL and run on a pool of ``MDF_NUM_THREADS`` threads (default: all
 cores; the variable is read at the first parallel call; with one, on the calling thread, with the
-exception ``_native.pyi`` names). See
-``_native.pyi`` for the contract of each function.
+exception ``_native.pyi`` names). See ``_native.pyi`` for the contract of each function.
 """
 
 from mdf_kernels._native import *  # noqa: F403
