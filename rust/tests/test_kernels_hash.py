@@ -1,8 +1,8 @@
 import pyarrow as pa
 import pytest
+from kernel_layouts import variants
 
 import mdf_kernels as mk
-from conftest import variants
 
 xxhash = pytest.importorskip("xxhash")
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from kernel_layouts import variants
 
 import mdf_kernels as mk
-from conftest import variants
 
 AEB = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "aeb"
 

@@ -4,9 +4,9 @@ import unicodedata
 
 import pyarrow as pa
 import pytest
+from kernel_layouts import variants
 
 import mdf_kernels as mk
-from conftest import variants
 
 xxhash = pytest.importorskip("xxhash")
 

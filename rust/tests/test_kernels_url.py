@@ -3,9 +3,9 @@ import urllib.parse
 
 import pyarrow as pa
 import pytest
+from kernel_layouts import variants
 
 import mdf_kernels as mk
-from conftest import variants
 
 HAND_URLS = [
     "https://www.Example.COM/a?b#c",
