@@ -238,11 +238,10 @@ def test_auto_workers_means_what_the_inline_executor_runs(cores, shards, monkeyp
     """``workers: auto`` has one meaning: ``mdf plan`` printed 75 % of the cores (x 1.2 with many batches)
     while the inline executor ran one worker per core. Fails on that rule: seen (7 vs 8 with 8 cores and 100
     shards)."""
-    import os
-
+    from mdf.executor import inline
     from mdf.executor.inline import InlineParams
 
-    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(inline, "usable_cores", lambda: cores)
     assert R.workers(cores, shards)[0] == InlineParams().worker_count(shards)
 
 

@@ -16,6 +16,7 @@ from mdf.batching.decide import BatchPlan, DataProfile, OperatorCost, Resources,
 from mdf.batching.rules import Rule, p90, skew
 from mdf.batching.sample import Sample, draw_sample
 from mdf.checks import declared as reads_of
+from mdf.cpus import usable_cores
 from mdf.io.base import Reader, Shard
 from mdf.operators import is_declared
 from mdf.plugins import Plugins, load_plugins
@@ -45,7 +46,7 @@ def system_resources(available_bytes: float | None = None, cores: int | None = N
     """This machine's resources; either can be given instead (tests, or planning for another machine)."""
     return Resources(
         available_bytes if available_bytes is not None else available_memory_bytes(),
-        cores if cores is not None else (os.cpu_count() or 1),
+        cores if cores is not None else usable_cores(),
     )
 
 
@@ -154,7 +155,7 @@ def plan_batches(
     """Sample the input, optionally run the stages on the sample, and choose every size.
 
     :param available_bytes: memory to plan for (default: this machine's MemAvailable).
-    :param cores: cores to plan for (default: ``os.cpu_count()``).
+    :param cores: cores to plan for (default: :func:`mdf.cpus.usable_cores`).
     :param measure: run the recipe's operators on the sample (inline) and use what they cost.
     :param seed: seed of the random draw; the same seed and input give the same plan.
     :param batch_rows: a batch size fixed by the recipe: kept, and the other numbers derived from it.

@@ -14,6 +14,14 @@ imports, starts OpenBLAS with a helper thread for each core past the first, and 
 1). mdf's parallelism is its workers and kernel threads, which already take every core, so a BLAS call inside an
 operator gets one thread, as Ray sets ``OMP_NUM_THREADS`` (1 by default) for its workers. It must be set before
 numpy's first import, so here and not in an operator.
+
+``MIMALLOC_ARENA_EAGER_COMMIT`` defaults to 0 the same way, before pyarrow loads its allocator. pyarrow's
+mimalloc (3.4 in pyarrow 26) otherwise commits its 1 GiB arenas at once and asks for transparent huge pages on
+them (``madvise(MADV_HUGEPAGE)``, seen with ``strace``). Where the kernel's THP ``defrag`` setting is ``madvise``
+(Debian's and Ubuntu's default), each first touch of a 2 MiB page may then stall in direct compaction and zeroes
+2 MiB: ``perf`` of W1 200 K showed 25-36 % of the run's samples in the kernel's ``clear_page_erms``, and six
+interleaved runs spread 1.78-2.97 s (CPU 4.55 s, medians). With the variable at 0 the arenas commit on demand in
+4 KiB pages: 2.01-2.08 s (CPU 3.50 s) (``benchmarks/README.md``, "Allocator").
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported (see the module docstring)
+os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")  # before pyarrow loads mimalloc (the same)
 
 import importlib
 import sys

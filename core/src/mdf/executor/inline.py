@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from mdf.cpus import usable_cores
 from mdf.executor.api import Executor, ExecutorParams, auto_workers
 from mdf.executor.inline_metrics import InlineMetrics
 from mdf.executor.inline_pass import InlinePass
@@ -43,14 +44,16 @@ def auto_bytes_in_flight() -> int:
 class InlineParams(ExecutorParams):
     """Parameters of the inline executor (``executor: {type: inline, ...}``)."""
 
-    workers: int | Literal["auto"] = Field("auto", description="shards processed at once; auto = one per CPU core")
+    workers: int | Literal["auto"] = Field(
+        "auto", description="shards processed at once; auto = one per core this process may use (affinity, quota)"
+    )
     max_bytes_in_flight: int | None = Field(
         None, gt=0, description="bytes of batches waiting to be written; none = 1/8 of memory (256 MiB-2 GiB)"
     )
 
     def worker_count(self, shards: int) -> int:
         if self.workers == "auto":
-            return auto_workers(os.cpu_count() or 1, shards)
+            return auto_workers(usable_cores(), shards)
         return max(1, min(self.workers, shards))
 
 

@@ -13,12 +13,12 @@ deterministic and are simply run again on a resume, on a fresh state, before the
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
 from mdf import tally
+from mdf.cpus import usable_cores
 from mdf.deduplicator import Deduplicator
 from mdf.executor.plan import Plan
 from mdf.metrics import RunMetrics
@@ -66,7 +66,7 @@ def run_passes(plan: Plan, run_pass: RunPass, make_state: Callable[[int], KeySta
         num_buckets = spec.num_buckets
     else:  # without a figure from the recipe, one key per input row (Parquet footers tell the rows)
         expected = spec.expected_keys or sum(s.rows or 0 for s in plan.shards)
-        num_buckets = auto_buckets(expected, os.cpu_count() or 1)
+        num_buckets = auto_buckets(expected, usable_cores())
     state = make_state(num_buckets) if dedups else None
     passes: list[PassMetrics] = []
     for i, j, mode in dedups:

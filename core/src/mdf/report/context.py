@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from mdf import __version__
+from mdf.cpus import usable_cores
 from mdf.recipe import Recipe
 from mdf.run_stats import ClusterInfo, Machine, RunContext
 from mdf.storage.urls import is_remote
@@ -21,7 +22,7 @@ def machine() -> Machine:
         host=platform.node(),
         os=f"{platform.system()} {platform.release()}",
         python=sys.version.split()[0],
-        cpus=os.cpu_count() or 1,
+        cpus=usable_cores(),
         mdf=__version__,
     )
     try:
