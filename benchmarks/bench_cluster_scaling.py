@@ -62,7 +62,7 @@ def main() -> None:
         raise SystemExit(f"cannot build the cluster here: {why}")
     work = Path(tempfile.mkdtemp(prefix="mdf-bench-cluster-"))
     local = many_rows_parquet(work / "in", files=8, rows=args.rows // 8)
-    results: dict[str, tuple[float, float]] = {}
+    results: dict[str, tuple[float, float, list[float]]] = {}
     mdf = str(BIN / "mdf")
 
     def best(cluster: NetnsCluster, name: str, data: str, pin: list[str], replicas: int, executor: dict) -> None:
@@ -71,16 +71,17 @@ def main() -> None:
             tmp.mkdir()
             out = f"s3://mdf-out/{tmp.name}" if args.s3 else str(tmp)
             path = recipe(tmp, data, {**executor, "batch_rows": args.batch_rows}, replicas, out)
-            start = time.perf_counter()
+            before, start = core_busy(), time.perf_counter()
             proc = cluster.popen(*pin, mdf, "run", "-q", str(path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True)  # fmt: skip
             _, err = proc.communicate()
             wall = time.perf_counter() - start
+            busy = [b - a for a, b in zip(before, core_busy(), strict=True)]
             if proc.returncode != 0:
                 raise SystemExit(f"{name}: exit {proc.returncode}: {err[-2000:]}")
             if args.s3:
                 cluster.s3_tool("get", f"{out}/out/_mdf", str(tmp / "out" / "_mdf"))
-            got = wall, json.loads((tmp / "out" / "_mdf" / "metrics.json").read_text())["wall_s"]
+            got = wall, json.loads((tmp / "out" / "_mdf" / "metrics.json").read_text())["wall_s"], busy
             if name not in results or got[0] < results[name][0]:
                 results[name] = got
 
@@ -98,11 +99,27 @@ def main() -> None:
             best(cluster, f"ray, {workers} node(s)", data, [], workers, ray)
     where = "s3 -> s3 (SeaweedFS on the head)" if args.s3 else "local files"
     print(f"W1 + exact dedup, {args.rows:,} rows, {where}, best of {args.repeat}, load {os.getloadavg()[0]:.1f}")
-    for name, (wall, run_wall) in results.items():
-        print(f"{name:18s} process {wall:7.2f} s   run {run_wall:7.2f} s   {args.rows / wall:10,.0f} rows/s")
+    for name, (wall, run_wall, busy) in results.items():
+        cores = ", ".join(f"cpu{i} {b:.1f} s" for i, b in enumerate(busy))
+        print(f"{name:18s} process {wall:7.2f} s   run {run_wall:7.2f} s   {args.rows / wall:10,.0f} rows/s   "
+              f"busy: {cores} ({sum(busy) / wall:.2f} cores on average)")  # fmt: skip
     one, two, inline = results["ray, 1 node(s)"], results["ray, 2 node(s)"], results["inline, one core"]
     print(f"two nodes / one node: {one[0] / two[0]:.2f}x (process), {one[1] / two[1]:.2f}x (run)   target >= 1.7x")
     print(f"one Ray node / inline on one core: {inline[0] / one[0]:.2f}x (process), {inline[1] / one[1]:.2f}x (run)")
+
+
+def core_busy() -> list[float]:
+    """Busy seconds of each core so far (``/proc/stat``: all but idle and iowait). The worker hosts are pinned to
+    a core each, but the head (GCS, driver, SeaweedFS) is not: with one worker host it can have the other core to
+    itself, so "one node" may use two cores; this shows how much."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = []
+    for line in Path("/proc/stat").read_text().splitlines():
+        name, *fields = line.split()
+        if name.startswith("cpu") and name != "cpu":
+            ticks = [int(f) for f in fields]
+            out.append((sum(ticks[:8]) - ticks[3] - ticks[4]) / tick)
+    return out
 
 
 def _int_or_auto(value: str) -> int | str:
