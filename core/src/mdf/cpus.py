@@ -46,6 +46,8 @@ def cgroup_cpu_limit(
         return None
     limits: list[int] = []
     for line in lines:
+        if line.count(":") < 2:
+            continue
         _, controllers, path = line.split(":", 2)
         if controllers == "":  # cgroup v2: "0::/path"
             found = [(m, r) for kind, m, r, _ in mounts if kind == "cgroup2"]
