@@ -32,11 +32,11 @@ def test_a_run_pinned_to_one_core_starts_one_worker(tmp_path):
 
     (tmp_path / "in").mkdir()
     for i in range(3):
-        pq.write_table(pa.table({"text": [f"row {i} " * 40] * 10}), tmp_path / "in" / f"part-{i}.parquet")
+        pq.write_table(pa.table({"score": [float(i)] * 10}), tmp_path / "in" / f"part-{i}.parquet")
     recipe = tmp_path / "r.yaml"
     recipe.write_text(
         f"reader: {{type: parquet, paths: ['{tmp_path / 'in'}']}}\n"
-        "stages: [{name: s, operators: [{text_length_filter: {min_length: 10}}]}]\n"
+        "stages: [{name: s, operators: [{score_filter: {column: score, min: 0}}]}]\n"
         f"writer: {{type: parquet, path: '{tmp_path / 'out'}'}}\n"
     )
     code = "import sys; from mdf.cli import main; sys.argv = ['mdf', 'run', sys.argv[1]]; main()"
