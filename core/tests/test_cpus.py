@@ -81,7 +81,9 @@ def test_a_cgroup_cpu_quota_lowers_the_count(tmp_path):
 def test_quota_files_are_read_up_the_tree_and_the_tightest_wins(tmp_path):
     """The parser on cgroup v2 files laid out as the kernel does (a hybrid host: v2 at ``unified``): a parent's
     quota of 2.5 cores binds a child without one (ceil: 3); ``max`` is no limit; a container whose mount shows only
-    its own subtree (``root`` of the mount = its cgroup path) finds its files at the mount point."""
+    its own subtree (``root`` of the mount = its cgroup path) reads its quota at the mount point, not in a
+    sub-cgroup that happens to have its path's name below it (seen red with the mount's root not stripped: 2, not
+    4). Seen red with only the process's own folder read (no walk up): None, not 3."""
     mount = tmp_path / "unified"
     (mount / "kubepods" / "pod1").mkdir(parents=True)
     (mount / "kubepods" / "cpu.max").write_text("250000 100000\n")
@@ -93,8 +95,12 @@ def test_quota_files_are_read_up_the_tree_and_the_tightest_wins(tmp_path):
     assert cgroup_cpu_limit(cgroup, info) == 3
     (mount / "kubepods" / "pod1" / "cpu.max").write_text("50000 100000\n")
     assert cgroup_cpu_limit(cgroup, info) == 1
-    info.write_text(f"30 25 0:26 /kubepods/pod1 {mount / 'kubepods' / 'pod1'} rw - cgroup2 cgroup2 rw\n")
-    assert cgroup_cpu_limit(cgroup, info) == 1
+    container = tmp_path / "container"  # the pod's own cgroup, mounted as the container's root
+    (container / "kubepods" / "pod1").mkdir(parents=True)
+    (container / "cpu.max").write_text("400000 100000\n")
+    (container / "kubepods" / "pod1" / "cpu.max").write_text("200000 100000\n")  # a sub-cgroup, not ours
+    info.write_text(f"30 25 0:26 /kubepods/pod1 {container} rw - cgroup2 cgroup2 rw\n")
+    assert cgroup_cpu_limit(cgroup, info) == 4
     cgroup.write_text("0::/other\n")
     info.write_text(f"30 25 0:26 / {mount} rw - cgroup2 cgroup2 rw\n")
     assert cgroup_cpu_limit(cgroup, info) is None
