@@ -57,6 +57,9 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--max-in-flight", default="auto", help="the Ray executor's max_in_flight (batch chains alive)")
     ap.add_argument("--s3", action="store_true", help="input and output on a SeaweedFS on the head (s3://)")
+    ap.add_argument("--whole-shards", choices=["auto", "true", "false"], default="auto",
+                    help="the Ray executor's whole_shards (auto: each replica reads, runs and writes whole shards "
+                    "here, unless --max-in-flight is given; false: batch chains)")  # fmt: skip
     args = ap.parse_args()
     if why := unavailable():
         raise SystemExit(f"cannot build the cluster here: {why}")
@@ -95,7 +98,9 @@ def main() -> None:
                 data = "s3://mdf-in/w1/*.parquet"
             if workers == 1:  # on the head, pinned to the core w1 has: inline's efficiency on one core
                 best(cluster, "inline, one core", data, ["taskset", "-c", "0"], 1, {"type": "inline", "workers": 1})
-            ray = {"type": "ray", "address": cluster.address, "max_in_flight": _int_or_auto(args.max_in_flight)}
+            whole = {"auto": "auto", "true": True, "false": False}[args.whole_shards]
+            ray = {"type": "ray", "address": cluster.address, "max_in_flight": _int_or_auto(args.max_in_flight),
+                   "whole_shards": whole}  # fmt: skip
             best(cluster, f"ray, {workers} node(s)", data, [], workers, ray)
     where = "s3 -> s3 (SeaweedFS on the head)" if args.s3 else "local files"
     print(f"W1 + exact dedup, {args.rows:,} rows, {where}, best of {args.repeat}, load {os.getloadavg()[0]:.1f}")

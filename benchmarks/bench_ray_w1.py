@@ -26,19 +26,21 @@ Kept-row counts must agree across every system (asserted). For the Ray runs the 
 start-up (``startup_s``), each stage's utilisation and the peak number of chains in flight, so the gap between
 whole-process and in-run throughput (Ray start-up and shutdown) is visible.
 
-Where the time goes (2-core shared dev box, 1M records, Ray 2.60): ~5-7 s of every Ray run is outside the run
-(interpreter and imports, ``ray.init`` of a local Ray ~4-6 s, teardown and ``ray.shutdown``) and another ~1-2.5 s
-is actor start-up (each actor a fresh Python importing pyarrow and the plugins); inline pays neither. In-run, the
-Ray executor moves every batch through the object store twice (loader -> stage, stage -> writer, ~2.5 GB each),
-and the ``clean`` stage is busy only ~50-60% of the run (peak chains in flight = the auto bound of 4), so the
-loaders (Parquet decode) and writers (zstd encode) pace it; inline already keeps both cores busy with its read and
-write threads (Arrow releases the GIL), so on 2 cores Ray has no parallelism to win over inline, only overhead.
-A second replica of ``clean`` does not help for the same reason.
+Where the time goes (2-core shared dev box, 1M records, Ray 2.60): ~4-6 s of every Ray run is outside the run
+(interpreter and imports, ``ray.init`` of a local Ray, teardown and ``ray.shutdown``); inline pays none of it.
+The recipe is one stage, so the executor's ``whole_shards: auto`` runs it in whole-shard mode: each replica reads
+a shard, filters it and writes it in its own process, and no batch goes through the object store. ``--chains``
+adds the same configurations with ``whole_shards: false`` (batch chains loader -> stage -> writer, each batch
+put into the object store twice, ~2.5 GB each way): before the mode, those were the Ray executor's only runs,
+with the stage busy ~40% of the run and the loaders (Parquet decode) and writers (zstd encode) pacing it.
+In whole-shard mode a replica overlaps reading, filtering and writing with two threads of its own, as an inline
+worker does.
 
 Run from the repository root with mdf's venv active (pandas from PyPI once, for Ray Data)::
 
     python benchmarks/bench_ray_w1.py                     # --rows 1000000 --files 8 --repeat 2
     python benchmarks/bench_ray_w1.py --rows 200000 --repeat 1 --skip-ray-data
+    python benchmarks/bench_ray_w1.py --repeat 1 --batch-rows 32768 --skip-ray-data --chains   # both modes
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ class Config:
     executor: str = "ray"
     batch_rows: int = 8192
     replicas: int = 1  # max replicas of the stage (min 1)
+    whole_shards: bool | None = None  # None: the executor's default (auto: whole shards for this one-stage recipe)
     taskset: str | None = None
     walls: list[float] = field(default_factory=list)
     kept: set[int] = field(default_factory=set)
@@ -104,7 +107,8 @@ def recipe(inp: Path, out: Path, c: Config) -> dict[str, Any]:
             }
         ],
         "writer": {"type": "parquet", "path": str(out)},
-        "executor": {"type": c.executor, "batch_rows": c.batch_rows},
+        "executor": {"type": c.executor, "batch_rows": c.batch_rows}
+        | ({} if c.whole_shards is None else {"whole_shards": c.whole_shards}),
     }
 
 
@@ -182,6 +186,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--batch-rows", default="8192,32768", help="comma-separated batch sizes to try")
     ap.add_argument("--skip-ray-data", action="store_true")
+    ap.add_argument("--chains", action="store_true", help="also run Ray with batch chains (whole_shards: false)")
     args = ap.parse_args()
     sizes = [int(x) for x in args.batch_rows.split(",")]
 
@@ -189,6 +194,12 @@ def main() -> None:
     ray_cfgs = [
         Config(f"ray 2 cores, batch {b}, replicas {r}", "mdf", batch_rows=b, replicas=r) for b in sizes for r in (1, 2)
     ]
+    if args.chains:
+        ray_cfgs += [
+            Config(f"ray 2 cores, chains, batch {b}, replicas {r}", "mdf", batch_rows=b, replicas=r, whole_shards=False)
+            for b in sizes
+            for r in (1, 2)
+        ]
     inline_cfgs = [Config(f"inline, batch {b}", "mdf", executor="inline", batch_rows=b) for b in sizes]
     rd_cfgs = [] if args.skip_ray_data else [Config(f"Ray Data, batch {b}", "ray-data", batch_rows=b) for b in sizes]
     print(f"W1 on {args.rows:,} records ({args.files} files in {inp}), {os.cpu_count()} cores, best of {args.repeat}\n")
@@ -200,6 +211,7 @@ def main() -> None:
         "mdf",
         batch_rows=best_ray.batch_rows,
         replicas=best_ray.replicas,
+        whole_shards=best_ray.whole_shards,
         taskset="0",
     )
     for i in range(args.repeat):

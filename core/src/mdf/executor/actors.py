@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
 
+from mdf.damage import note_damage
 from mdf.executor.base import Outputs, build_stage, run_chain
-from mdf.executor.batches import BatchDone, BatchRead, LoaderDone, ShardEnd, read_batch
+from mdf.executor.batches import BatchDone, BatchRead, LoaderDone, ShardDone, ShardEnd, read_batch
 from mdf.executor.failures import in_stage
 from mdf.executor.passes import attach_state
 from mdf.executor.threads import prefetch
 from mdf.io.base import Shard
-from mdf.metrics import OperatorMetrics
+from mdf.metrics import OperatorMetrics, RunMetrics
 from mdf.plugins import load_plugins
 from mdf.recipe import ComponentSpec, StageSpec
 from mdf.resolve import build_component
@@ -189,3 +192,67 @@ class ShardWriter:
 
     def stats(self) -> dict[str, Any]:
         return {"busy_s": self.busy_s, "cpu_s": time.process_time() - self.cpu0, "pid": os.getpid()}
+
+
+class ShardRunner:
+    """A replica that runs whole shards (``whole_shards``): it reads a shard, runs every stage on each batch and
+    writes it, in its own process, as an inline shard thread does, then commits the shard's parts.
+
+    Why: in a chain a batch is put into Ray's object store twice (loader -> stage -> writer) and costs the
+    driver a round trip, while W1's filters take a few microseconds a row. Here nothing but a shard's counts
+    crosses the store, the reader and the writer run beside the stages on the replica's node (on a cluster,
+    the worker host reads and writes S3 itself instead of the driver's host), and the one-batch read-ahead
+    overlaps decoding with the operators. A retried call (the actor restarted after a crash) re-runs the whole
+    shard: its parts were not committed, and the key state's claims are idempotent per shard slot."""
+
+    def __init__(
+        self,
+        reader: ComponentSpec,
+        batch_rows: int,
+        stages: list[tuple[int, StageSpec]],
+        key_state: Any,
+        outputs: tuple[ComponentSpec, ComponentSpec | None],
+        storage: Any = None,
+        targets: Any = None,
+        fail_on_damage: bool = False,
+    ) -> None:
+        _configure_storage(storage)
+        self.reader = build_component(load_plugins().readers, reader, "reader")
+        self.batch_rows = batch_rows
+        self.fail_on_damage = fail_on_damage
+        self.stages = StageWorker(stages, key_state, outputs[1] is not None)
+        self.writer = ShardWriter(outputs[0], outputs[1], None, targets)
+        self.write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mdf-write")
+
+    def run(self, shard: Shard) -> ShardDone:
+        """Read (one batch ahead, in a thread), process, and write in a thread of its own (at most two batches
+        queued), so one replica overlaps decoding, the operators and encoding as an inline shard thread does."""
+        reads: list[BatchRead] = []
+        dones: list[BatchDone] = []
+        queued: deque[Future[BatchDone]] = deque()
+        offset = 0
+        for index, batch in enumerate(prefetch(self.reader.read(shard, self.batch_rows))):
+            meta, kept, rejected = read_batch(shard, index, offset, batch)
+            if self.fail_on_damage:  # stop before the shard is written, as the inline shard thread does
+                note_damage(RunMetrics("ray"), meta.damaged, True)
+            offset += batch.num_rows
+            reads.append(meta)
+            queued.append(
+                self.write_pool.submit(self.writer.write, meta, self.stages.process(meta, (kept, rejected, [])))
+            )
+            while len(queued) > 2:
+                dones.append(queued.popleft().result())
+        dones += [f.result() for f in queued]
+        return ShardDone(shard.id, reads, dones, self.writer.commit(shard.id, len(reads)))
+
+    def abort_all(self) -> None:
+        self.writer.abort_all()
+
+    def stats(self) -> dict[str, Any]:
+        """A stage replica's stats, and the writer's under ``write_*``. One process does all three, so its CPU is
+        split between the stages and the writing by their busy time (reading overlaps both, in its thread)."""
+        out = self.stages.stats()
+        busy, write = out["busy_s"], self.writer.busy_s
+        share = busy / (busy + write) if busy + write > 0 else 1.0
+        cpu = out["cpu_s"]
+        return {**out, "cpu_s": cpu * share, "write_busy_s": write, "write_cpu_s": cpu * (1 - share)}

@@ -70,6 +70,17 @@ class ShardEnd:
 
 
 @dataclass
+class ShardDone:
+    """A whole shard read, processed, written and committed by one Ray replica (``whole_shards``): its batches'
+    messages, for the same :func:`count_read` and :func:`count_done` calls, and the committed parts."""
+
+    shard: str
+    reads: list[BatchRead]
+    dones: list[BatchDone]
+    files: list[str]
+
+
+@dataclass
 class LoaderDone:
     """A loader has no shards left."""
 

@@ -13,10 +13,11 @@ through the object store without passing through the driver. At most ``max_in_fl
 ``max_bytes_in_flight`` input bytes) are alive at once: when the bound is reached the driver waits for a chain
 to finish before asking loaders for more, which is the backpressure that keeps a slow stage from filling
 memory. Writers own disjoint shards, write a shard's batches in order and commit its part file atomically when
-its last batch is written, so the files are the inline executor's, byte for byte in content.
+its last batch is written, so the files are the inline executor's, byte for byte in content. When every stage
+runs in one actor, replicas run whole shards instead (:mod:`mdf.executor.ray_shards`, ``whole_shards``).
 
-Actors, placement and S3 parts are imported where a run needs them: choosing an executor imports this module for
-:meth:`RayExecutor.claims`, and an inline run should not pay for Ray's machinery (~75 ms with ``rich.markup``).
+Actors, placement and S3 parts are imported where a run needs them: an inline run imports this module for
+:meth:`RayExecutor.claims` and should not pay for Ray's machinery (~75 ms with ``rich.markup``).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from mdf.executor.batches import BatchDone, BatchRead, LoaderDone, ShardEnd, cou
 from mdf.executor.failures import local_error
 from mdf.executor.passes import run_passes
 from mdf.executor.plan import Plan
-from mdf.executor.ray_metrics import RayMetrics, StageStats, WriterStats
-from mdf.executor.ray_params import RAY_PIP, RayParams
+from mdf.executor.ray_metrics import RayMetrics, StageStats, WriterStats, stage_stats, writer_stats
+from mdf.executor.ray_params import RAY_PIP, RayParams, auto_max_in_flight
 from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics
 from mdf.state import Checkpoint, KeyState
 from mdf.tally import ShardTally
@@ -53,17 +54,12 @@ class Pipeline:
     stages: list[list[Any]]
     writers: list[Any]
     load: dict[Any, int] = field(default_factory=lambda: defaultdict(int))
+    whole_shards: bool = False  # stages[0] are ShardRunners, also listed as the writers (see ray_shards)
+    lost: list[Any] = field(default_factory=list)  # whole-shard replicas dropped after their node died
 
     def least_loaded(self, stage: int) -> Any:
         """The replica of ``stage`` with the fewest chains in flight (ties: the first)."""
         return min(self.stages[stage], key=lambda a: self.load[a])
-
-
-def auto_max_in_flight(replicas: list[int], loaders: int) -> int:
-    """Every replica of every stage can hold one batch running and one queued, and loaders never starve:
-    ``max(2 * sum(replicas), 2 * loaders)``. A byte bound (``max_bytes_in_flight``) caps it further. With
-    ``batch_rows: auto`` the batch-size planner's value (bounded by memory per batch) is used instead."""
-    return max(2 * sum(replicas), 2 * loaders)
 
 
 class RayExecutor(Executor):
@@ -153,8 +149,8 @@ class RayExecutor(Executor):
         pipe = self._pipe
         if pipe is None or not ray.is_initialized():
             return
-        everyone = pipe.loaders + pipe.writers + [a for g in pipe.stages for a in g]
-        for actor in everyone:
+        everyone = {id(a): a for a in [*pipe.loaders, *pipe.writers, *pipe.lost, *(a for g in pipe.stages for a in g)]}
+        for actor in everyone.values():
             ray.kill(actor, no_restart=True)
         if not wait:
             return
@@ -179,6 +175,14 @@ class RayExecutor(Executor):
         self.groups = fuse_groups(stages, spec.fuse_stages)
         heads = [g[0] for g in self.groups]  # a group's stages share resources and replicas
         self.replicas = replica_counts([stages[i] for i in heads], available, heads)
+        if self._whole_shards():
+            from mdf.executor.ray_shards import start_runners
+
+            runners = start_runners(self, run_id, key_state, available)
+            self._wait_ready(runners)
+            self.max_in_flight = len(runners)
+            self._pipe = Pipeline([], [runners], runners, whole_shards=True)
+            return self._pipe
         n_loaders = spec.loaders if spec.loaders != "auto" else max(1, min(len(plan.shards), 2))
         n_loaders = min(n_loaders, max(1, len(plan.shards)))
         n_writers = spec.writers if spec.writers != "auto" else n_loaders
@@ -206,13 +210,7 @@ class RayExecutor(Executor):
         writer_cls = ray.remote(actors.ShardWriter).options(**io_opts)
         parts = targets({"writer": rec.writer, "rejected": rec.rejected})  # s3:// outputs: uploaded by the writers
         writers = [writer_cls.remote(rec.writer, rec.rejected, store, parts) for _ in range(n_writers)]
-        everyone = loaders + writers + [a for g in stage_actors for a in g]
-        ready, pending = ray.wait(
-            [a.__ray_ready__.remote() for a in everyone], num_returns=len(everyone), timeout=spec.placement_timeout_s
-        )
-        ray.get(ready)  # surfaces a constructor error (bad params, missing dependency) as itself
-        if pending:
-            raise RuntimeError(f"{len(pending)} actor(s) did not start within {spec.placement_timeout_s}s")
+        self._wait_ready(loaders + writers + [a for g in stage_actors for a in g])
         self.max_in_flight = (
             spec.max_in_flight
             if spec.max_in_flight != "auto"
@@ -220,6 +218,26 @@ class RayExecutor(Executor):
         )
         self._pipe = Pipeline(loaders, stage_actors, writers)
         return self._pipe
+
+    def _whole_shards(self) -> bool:
+        """``whole_shards: auto``: on when all stages run in one actor (one fused group) and no chain bound is set,
+        as then a chain per batch pipelines nothing across actors and only adds object-store hops (see
+        :mod:`mdf.executor.ray_shards`); ``max_in_flight`` or ``max_bytes_in_flight`` asks for chains."""
+        p = self.params
+        if p.whole_shards != "auto":
+            return p.whole_shards
+        return len(self.groups) == 1 and p.max_in_flight == "auto" and p.max_bytes_in_flight is None
+
+    def _wait_ready(self, everyone: list[Any]) -> None:
+        import ray
+
+        timeout = self.params.placement_timeout_s
+        ready, pending = ray.wait(
+            [a.__ray_ready__.remote() for a in everyone], num_returns=len(everyone), timeout=timeout
+        )
+        ray.get(ready)  # surfaces a constructor error (bad params, missing dependency) as itself
+        if pending:
+            raise RuntimeError(f"{len(pending)} actor(s) did not start within {timeout}s")
 
     def _run(self, progress: Any, state: KeyState | None, checkpoint: Checkpoint | None) -> RunMetrics:
         import ray
@@ -233,6 +251,10 @@ class RayExecutor(Executor):
             placed = {i: n for g, n in zip(self.groups, self.replicas, strict=True) for i in g}  # per stage
             stages = plan.recipe.stages
             progress.start(plan, [s.name for s in stages], [placed.get(i, 1) for i in range(len(stages))])
+        if pipe.whole_shards:
+            from mdf.executor.ray_shards import run_shards
+
+            return run_shards(self, pipe, progress, checkpoint, start)
         shard_owner = {s.id: pipe.writers[i % len(pipe.writers)] for i, s in enumerate(plan.shards)}
         op_totals: dict[tuple[int, str], OperatorMetrics] = {}
         next_call: dict[Any, Any] = {}  # meta ref -> (loader, payload ref)
@@ -347,53 +369,29 @@ class RayExecutor(Executor):
         return out
 
     def _stage_stats(self, pipe: Pipeline, wall_s: float) -> RayMetrics:
-        """Busy/idle per stage (summed over its replicas) and the bottleneck: the busiest stage per replica.
-        Stages fused into one actor report their own busy time and the group they ran in (``actor``)."""
+        """Busy/idle per stage (summed over its replicas) and the bottleneck: the busiest stage per replica."""
         import ray
 
-        stages: list[StageStats] = []
-        recipe_stages = self.plan.recipe.stages
-        for members, group in zip(self.groups, pipe.stages, strict=True):
-            stats = ray.get([a.stats.remote() for a in group])
-            for j, i in enumerate(members):
-                busy = sum(s["stage_busy_s"][j] for s in stats)
-                share = [s["stage_busy_s"][j] / s["busy_s"] if s["busy_s"] else 1 / len(members) for s in stats]
-                stages.append(
-                    StageStats(
-                        name=recipe_stages[i].name,
-                        actor="+".join(recipe_stages[m].name for m in members),
-                        replicas=len(group),
-                        nodes=sorted({s["node_id"] for s in stats}),
-                        busy_s=round(busy, 4),
-                        idle_s=round(max(0.0, wall_s * len(group) - busy), 4),
-                        utilisation=round(busy / (wall_s * len(group)), 4) if wall_s > 0 else 0.0,
-                        replica_utilisation=[
-                            round(s["stage_busy_s"][j] / wall_s, 4) if wall_s > 0 else 0.0 for s in stats
-                        ],
-                        cpu_s=round(sum(s["cpu_s"] * f for s, f in zip(stats, share, strict=True)), 4),
-                    )
-                )
+        names = [s.name for s in self.plan.recipe.stages]
+        stages = [
+            s
+            for members, group in zip(self.groups, pipe.stages, strict=True)
+            for s in stage_stats(names, members, ray.get([a.stats.remote() for a in group]), wall_s)
+        ]
         wstats = ray.get([w.stats.remote() for w in pipe.writers])
-        busy = sum(w["busy_s"] for w in wstats)
-        writer_stats = WriterStats(
-            replicas=len(pipe.writers),
-            busy_s=round(busy, 4),
-            utilisation=round(busy / (wall_s * len(pipe.writers)), 4) if wall_s > 0 else 0.0,
-            cpu_s=round(sum(w["cpu_s"] for w in wstats), 4),
-            loader_cpu_s=round(sum(x["cpu_s"] for x in ray.get([a.stats.remote() for a in pipe.loaders])), 4),
-        )
+        lstats = ray.get([a.stats.remote() for a in pipe.loaders])
+        writers = writer_stats(wstats, lstats, wall_s)
         # the writers (Parquet encode, compression) can be the slowest step of a filter-only pipeline
-        candidates: list[StageStats | WriterStats] = [*stages, writer_stats]
-        bottleneck = max(candidates, key=lambda s: s.utilisation).name
+        candidates: list[StageStats | WriterStats] = [*stages, writers]
         return RayMetrics(
             startup_s=round(self.startup_s, 3),
             stage_stats=stages,
-            writer_stats=writer_stats,
-            bottleneck=bottleneck,
+            writer_stats=writers,
+            bottleneck=max(candidates, key=lambda s: s.utilisation).name,
             max_in_flight=self.max_in_flight,
             peak_in_flight=self.peak_in_flight,
             peak_bytes_in_flight=self.peak_bytes_in_flight,
-            replicas={
-                self.plan.recipe.stages[i].name: n for g, n in zip(self.groups, self.replicas, strict=True) for i in g
-            },
+            replicas={names[i]: n for g, n in zip(self.groups, self.replicas, strict=True) for i in g},
+            whole_shards=pipe.whole_shards,
+            replicas_lost=len(pipe.lost),
         )

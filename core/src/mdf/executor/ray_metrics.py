@@ -52,6 +52,8 @@ class RayMetrics(ExecutorMetrics):
     peak_bytes_in_flight: int = 0
     replicas: dict[str, int] = field(default_factory=dict)  # per stage name
     ray_logs: str | None = None  # the session's log folder, when Ray says where
+    whole_shards: bool = False  # replicas read, process and write whole shards (``in flight`` counts shards)
+    replicas_lost: int = 0  # whole-shard replicas whose process or node died; their shards ran again elsewhere
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RayMetrics:
@@ -72,8 +74,12 @@ class RayMetrics(ExecutorMetrics):
         parts = [f"{escape(s.name)} x{s.replicas} busy {s.utilisation:.0%}" for s in self.stage_stats]
         return [
             f"stages: {'; '.join(parts)}; bottleneck: {escape(self.bottleneck)}; "
-            f"in flight: peak {self.peak_in_flight} of {self.max_in_flight}"
+            f"{self._unit()} in flight: peak {self.peak_in_flight} of {self.max_in_flight}"
+            + (f"; {self.replicas_lost} replica(s) lost, their shards run again" if self.replicas_lost else "")
         ]
+
+    def _unit(self) -> str:
+        return "shards" if self.whole_shards else "chains"
 
     def report_sections(self) -> list[ExecutorSection]:
         """The bottleneck section from busy time per replica, measured by the actors."""
@@ -94,7 +100,7 @@ class RayMetrics(ExecutorMetrics):
             rows.append([w.name, w.replicas, "", w.busy_s, w.utilisation * 100, ""])
         intro = (
             f"Bottleneck: {self.bottleneck} (the busiest stage per replica). "
-            f"Chains in flight: peak {self.peak_in_flight} of {self.max_in_flight}."
+            f"{self._unit().capitalize()} in flight: peak {self.peak_in_flight} of {self.max_in_flight}."
         )
         return [
             ExecutorSection(
@@ -121,3 +127,39 @@ class RayMetrics(ExecutorMetrics):
 
     def log_dirs(self) -> list[tuple[str, str]]:
         return [("Ray's logs", self.ray_logs)] if self.ray_logs else []
+
+
+def stage_stats(names: list[str], members: list[int], stats: list[dict[str, Any]], wall_s: float) -> list[StageStats]:
+    """One fused group's stages from its replicas' ``stats()``: each stage's own busy time, and the group's CPU
+    split between its stages by their share of each replica's busy time."""
+    out = []
+    for j, i in enumerate(members):
+        busy = sum(s["stage_busy_s"][j] for s in stats)
+        share = [s["stage_busy_s"][j] / s["busy_s"] if s["busy_s"] else 1 / len(members) for s in stats]
+        out.append(
+            StageStats(
+                name=names[i],
+                actor="+".join(names[m] for m in members),
+                replicas=len(stats),
+                nodes=sorted({s["node_id"] for s in stats}),
+                busy_s=round(busy, 4),
+                idle_s=round(max(0.0, wall_s * len(stats) - busy), 4),
+                utilisation=round(busy / (wall_s * len(stats)), 4) if wall_s > 0 else 0.0,
+                replica_utilisation=[round(s["stage_busy_s"][j] / wall_s, 4) if wall_s > 0 else 0.0 for s in stats],
+                cpu_s=round(sum(s["cpu_s"] * f for s, f in zip(stats, share, strict=True)), 4),
+            )
+        )
+    return out
+
+
+def writer_stats(wstats: list[dict[str, Any]], lstats: list[dict[str, Any]], wall_s: float) -> WriterStats:
+    """The writers' busy and CPU time; a whole-shard replica reports its writing as ``write_busy_s`` and
+    ``write_cpu_s`` beside its stages' figures (one process does both)."""
+    busy = sum(w.get("write_busy_s", w["busy_s"]) for w in wstats)
+    return WriterStats(
+        replicas=len(wstats),
+        busy_s=round(busy, 4),
+        utilisation=round(busy / (wall_s * len(wstats)), 4) if wall_s > 0 and wstats else 0.0,
+        cpu_s=round(sum(w.get("write_cpu_s", w["cpu_s"]) for w in wstats), 4),
+        loader_cpu_s=round(sum(x["cpu_s"] for x in lstats), 4),
+    )

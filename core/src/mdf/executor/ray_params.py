@@ -11,6 +11,13 @@ from mdf.executor.api import ExecutorParams
 RAY_PIP = 'pip install "mdf-core[ray]"'
 
 
+def auto_max_in_flight(replicas: list[int], loaders: int) -> int:
+    """Every replica of every stage can hold one batch running and one queued, and loaders never starve:
+    ``max(2 * sum(replicas), 2 * loaders)``. A byte bound (``max_bytes_in_flight``) caps it further. With
+    ``batch_rows: auto`` the batch-size planner's value (bounded by memory per batch) is used instead."""
+    return max(2 * sum(replicas), 2 * loaders)
+
+
 class RayParams(ExecutorParams):
     """Parameters of the Ray executor (``executor: {type: ray, ...}``)."""
 
@@ -29,6 +36,11 @@ class RayParams(ExecutorParams):
     dashboard: bool = Field(False, description="start Ray's dashboard with a local Ray")
     fuse_stages: bool = Field(
         True, description="run consecutive stages with the same resources and replicas in one actor"
+    )
+    whole_shards: bool | Literal["auto"] = Field(
+        "auto",
+        description="replicas read, process and write whole shards, no batch chains; auto: when all stages fuse "
+        "and neither max_in_flight nor max_bytes_in_flight is set",
     )
 
     @field_validator("max_in_flight", "loaders", "writers")

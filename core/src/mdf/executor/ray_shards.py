@@ -1,0 +1,154 @@
+"""The Ray executor's whole-shard mode: each replica reads, processes and writes whole shards (``whole_shards``).
+
+When every stage of the recipe runs in one actor (one fused group: same resources, same replicas), a chain per
+batch buys no pipelining between actors, only its costs: each batch is put into the object store twice (loader
+-> replica -> writer), the driver makes a round trip for it, and on a cluster the loaders and writers, which
+reserve no CPU, sit beside the driver, so every batch crosses hosts twice and the driver's host does the
+reading and writing. In this mode the driver hands out shards, one at a time per replica, to
+:class:`mdf.executor.actors.ShardRunner` actors and gets back counts: the replica's host reads its shard
+(from S3 on a cluster), runs the stages and writes the shard's parts, as an inline shard thread does.
+
+The bookkeeping is the chain's: :func:`count_read` and :func:`count_done` per batch, the commit recorded and the
+checkpoint written per shard, the same part files. What the mode gives up is pipelining *across* actors, which
+a single group does not have anyway; recipes whose stages differ in resources or replicas keep the chains.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from mdf.executor.batches import ShardDone, count_done, count_read
+from mdf.io.base import Shard
+from mdf.metrics import OperatorMetrics, RunMetrics
+from mdf.runlog import LOG
+from mdf.state import Checkpoint, KeyState
+from mdf.tally import ShardTally
+
+if TYPE_CHECKING:
+    from mdf.executor.ray import Pipeline, RayExecutor
+
+
+def start_runners(ex: RayExecutor, run_id: str, key_state: KeyState | None, available: dict[str, float]) -> list[Any]:
+    """One :class:`ShardRunner` per replica, each running every stage of the recipe: the stages' one fused group
+    (``auto``), or all of them when ``whole_shards: true`` (then they must ask for the same resources; the
+    replicas are the first stage's)."""
+    import ray
+
+    from mdf.executor import actors
+    from mdf.executor.placement import PlacementError, actor_options, replica_counts
+    from mdf.storage.parts import targets
+
+    plan, spec = ex.plan, ex.params
+    rec = plan.recipe
+    for i, stage in enumerate(rec.stages):
+        if stage.resources != rec.stages[0].resources:
+            raise PlacementError(
+                f"executor.whole_shards: true runs every stage in one actor, but stages[{i}] '{stage.name}' asks "
+                f"for other resources than stages[0]; give the stages the same resources, or set whole_shards: auto"
+            )
+    ex.groups = [list(range(len(rec.stages)))]
+    ex.replicas = replica_counts([rec.stages[0]], available)
+    specs = list(enumerate(rec.stages))
+    parts = targets({"writer": rec.writer, "rejected": rec.rejected})  # s3:// outputs: uploaded by the runners
+    cls = ray.remote(actors.ShardRunner)
+    name = f"{run_id}-{'+'.join(s.name for s in rec.stages)}"  # as a fused group's chain actors are named
+    resources = rec.stages[0].resources
+    return [
+        cls.options(**actor_options(resources, spec, f"{name}-{k}")).remote(
+            rec.reader,
+            plan.batch_rows,
+            specs,
+            key_state,
+            (rec.writer, rec.rejected),
+            rec.storage,
+            parts,
+            rec.on_damaged_input == "fail",
+        )
+        for k in range(ex.replicas[0])
+    ]
+
+
+def run_shards(
+    ex: RayExecutor, pipe: Pipeline, progress: Any, checkpoint: Checkpoint | None, start: float
+) -> RunMetrics:
+    """Hand out the plan's shards, in order, to whichever replica is free; count each shard as it comes back.
+
+    A replica holds one shard at a time, so the last shards go to the replicas that finish first, and the
+    driver's work is one round trip per shard instead of one per batch. A replica that is lost (its process or
+    its node died, so its call ends in an actor error, not an operator's) is dropped and its shard runs again
+    on another: nothing of a shard counts before it comes back committed, a re-run writes a fresh part, and the
+    key state answers its claims as it answered the first run's. The run fails only when no replica is left."""
+    import ray
+    from ray.exceptions import RayActorError
+
+    from mdf.storage.parts import record
+
+    plan = ex.plan
+    metrics = RunMetrics(executor="ray", shards=len(plan.shards))
+    fail_on_damage = plan.recipe.on_damaged_input == "fail"
+    queue = deque(plan.shards)
+    live: list[Any] = pipe.stages[0]
+    in_flight: dict[Any, tuple[Any, Shard]] = {}
+    op_totals: dict[tuple[int, str], OperatorMetrics] = {}
+    tally = ShardTally()
+
+    def submit(runner: Any) -> None:
+        if queue:
+            shard = queue.popleft()
+            in_flight[runner.run.remote(shard)] = (runner, shard)
+
+    for runner in live:
+        submit(runner)
+    try:
+        while in_flight:
+            ex.peak_in_flight = max(ex.peak_in_flight, len(in_flight))
+            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            for ref in ready:
+                runner, shard = in_flight.pop(ref)
+                try:
+                    done: ShardDone = ray.get(ref)
+                except RayActorError as exc:
+                    _lose(pipe, runner, shard, exc)
+                    queue.appendleft(shard)
+                    busy = {id(r) for r, _ in in_flight.values()}
+                    for idle in [r for r in live if id(r) not in busy]:
+                        submit(idle)
+                    continue
+                submit(runner)  # before counting: the replica starts its next shard while the driver counts
+                for read in done.reads:
+                    count_read(metrics, tally, read, fail_on_damage)
+                for d in done.dones:
+                    for k, m in enumerate(d.operators):
+                        op_totals.setdefault((k, m.name), OperatorMetrics(m.name, m.kind)).merge(m)
+                    count_done(metrics, tally, d, [s.operators for s in ex._stage_metrics(op_totals)])
+                record(done.files)  # notes the open uploads of its parts before the checkpoint
+                committed = tally.commit(done.shard)
+                if checkpoint is not None:
+                    checkpoint.shard_done(done.shard, committed)
+            if progress is not None:
+                progress.update_counts(metrics)
+    except BaseException:
+        for runner in live:
+            runner.abort_all.remote()
+        raise
+    finally:
+        if progress is not None:
+            progress.stop()
+    metrics.wall_s = time.perf_counter() - start
+    metrics.stages = ex._stage_metrics(op_totals)
+    metrics.executor_metrics = ex._stage_stats(pipe, metrics.wall_s)
+    return metrics
+
+
+def _lose(pipe: Pipeline, runner: Any, shard: Shard, exc: BaseException) -> None:
+    """Drop a replica whose process or node is gone (kept in ``pipe.lost``: teardown still kills a restarted
+    one); its shard goes back to the queue. With no replica left the run fails with the actor's error."""
+    pipe.stages[0].remove(runner)
+    pipe.lost.append(runner)
+    if not pipe.stages[0]:
+        raise exc
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    LOG.warning("a replica was lost (%s); shard %s runs again on one of the %d left", first, shard.id,
+                len(pipe.stages[0]))  # fmt: skip
