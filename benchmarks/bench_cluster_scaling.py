@@ -10,7 +10,10 @@ own ``metrics.wall_s``):
 
 * ``two nodes / one node`` — the issue's target is >= 1.7x;
 * ``one Ray node / inline on one core`` — the Ray executor's efficiency per node (``taskset -c 0 mdf run``
-  with ``executor.workers=1``; the issue's target for Ray vs inline on one machine is >= 0.85x).
+  with ``executor.workers=1``; the issue's target for Ray vs inline on one machine is >= 0.85x);
+* with ``--kill``, ``w2 killed at half the shards / clean two-host run`` — on a fresh two-host cluster, every
+  process of worker host w2 is killed once 4 of the 8 shards are committed: the run's wall against the clean
+  two-host run (the issue's target is <= 1.5x) and its rows written and rejected against the clean run's.
 
 Run from the repository root, as root, with mdf's venv active::
 
@@ -60,16 +63,21 @@ def main() -> None:
     ap.add_argument("--whole-shards", choices=["auto", "true", "false"], default="auto",
                     help="the Ray executor's whole_shards (auto: each replica reads, runs and writes whole shards "
                     "here, unless --max-in-flight is given; false: batch chains)")  # fmt: skip
+    ap.add_argument("--kill", action="store_true",
+                    help="also: on a fresh two-host cluster, kill every process of worker host w2 once half the "
+                    "shards are committed; wall and rows against the clean two-host run")  # fmt: skip
     args = ap.parse_args()
     if why := unavailable():
         raise SystemExit(f"cannot build the cluster here: {why}")
     work = Path(tempfile.mkdtemp(prefix="mdf-bench-cluster-"))
     local = many_rows_parquet(work / "in", files=8, rows=args.rows // 8)
     results: dict[str, tuple[float, float, list[float]]] = {}
+    written: dict[str, tuple[int, int]] = {}
     mdf = str(BIN / "mdf")
 
-    def best(cluster: NetnsCluster, name: str, data: str, pin: list[str], replicas: int, executor: dict) -> None:
-        for i in range(args.repeat):
+    def best(cluster: NetnsCluster, name: str, data: str, pin: list[str], replicas: int, executor: dict,
+             kill_at: int = 0) -> None:  # fmt: skip
+        for i in range(1 if kill_at else args.repeat):
             tmp = work / f"{name.replace(' ', '-')}-{i}"
             tmp.mkdir()
             out = f"s3://mdf-out/{tmp.name}" if args.s3 else str(tmp)
@@ -77,6 +85,8 @@ def main() -> None:
             before, start = core_busy(), time.perf_counter()
             proc = cluster.popen(*pin, mdf, "run", "-q", str(path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True)  # fmt: skip
+            if kill_at:
+                kill_when_committed(cluster, proc, kill_at, tmp, args.s3)
             _, err = proc.communicate()
             wall = time.perf_counter() - start
             busy = [b - a for a, b in zip(before, core_busy(), strict=True)]
@@ -84,12 +94,14 @@ def main() -> None:
                 raise SystemExit(f"{name}: exit {proc.returncode}: {err[-2000:]}")
             if args.s3:
                 cluster.s3_tool("get", f"{out}/out/_mdf", str(tmp / "out" / "_mdf"))
-            got = wall, json.loads((tmp / "out" / "_mdf" / "metrics.json").read_text())["wall_s"], busy
+            metrics = json.loads((tmp / "out" / "_mdf" / "metrics.json").read_text())
+            got = wall, metrics["wall_s"], busy
+            written[name] = metrics["rows_written"], metrics["rows_rejected"]
             if name not in results or got[0] < results[name][0]:
                 results[name] = got
 
-    for workers in (1, 2):
-        with started(workers=workers, s3=args.s3) as cluster:
+    for workers in (1, 2, 0) if args.kill else (1, 2):
+        with started(workers=workers or 2, s3=args.s3) as cluster:
             data = local
             if args.s3:
                 cluster.s3_tool("mb", "mdf-in")
@@ -101,7 +113,10 @@ def main() -> None:
             whole = {"auto": "auto", "true": True, "false": False}[args.whole_shards]
             ray = {"type": "ray", "address": cluster.address, "max_in_flight": _int_or_auto(args.max_in_flight),
                    "whole_shards": whole}  # fmt: skip
-            best(cluster, f"ray, {workers} node(s)", data, [], workers, ray)
+            if workers:
+                best(cluster, f"ray, {workers} node(s)", data, [], workers, ray)
+            else:  # a fresh cluster: the kill leaves it a host short
+                best(cluster, "ray, w2 killed", data, [], 2, ray, kill_at=4)  # 8 shards: at half of them
     where = "s3 -> s3 (SeaweedFS on the head)" if args.s3 else "local files"
     print(f"W1 + exact dedup, {args.rows:,} rows, {where}, best of {args.repeat}, load {os.getloadavg()[0]:.1f}")
     for name, (wall, run_wall, busy) in results.items():
@@ -111,6 +126,35 @@ def main() -> None:
     one, two, inline = results["ray, 1 node(s)"], results["ray, 2 node(s)"], results["inline, one core"]
     print(f"two nodes / one node: {one[0] / two[0]:.2f}x (process), {one[1] / two[1]:.2f}x (run)   target >= 1.7x")
     print(f"one Ray node / inline on one core: {inline[0] / one[0]:.2f}x (process), {inline[1] / one[1]:.2f}x (run)")
+    if args.kill:
+        killed = results["ray, w2 killed"]
+        same = written["ray, w2 killed"] == written["ray, 2 node(s)"]
+        print(f"w2 killed at half the shards / clean two-host run: wall {killed[0] / two[0]:.2f}x (process), "
+              f"{killed[1] / two[1]:.2f}x (run), target <= 1.5x; rows written and rejected "
+              f"{written['ray, w2 killed']} vs {written['ray, 2 node(s)']}: {'equal' if same else 'DIFFERENT'}")  # fmt: skip
+
+
+def kill_when_committed(cluster: NetnsCluster, proc: subprocess.Popen, shards: int, tmp: Path, s3: bool) -> None:
+    """Kill every process of worker host w2 once ``shards`` shards are committed (the run's manifest, in the
+    output, or for an s3:// output in the driver's working folder on the head)."""
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None:
+        if s3:
+            paths = list((cluster.head.tmp / "mdf-cache").glob("outputs/*/_mdf/state/manifest.json"))
+        else:
+            paths = [tmp / "out" / "_mdf" / "state" / "manifest.json"]
+        if any(_committed(m) >= shards for m in paths):
+            print(f"  killing w2 ({cluster.kill_node('w2')} processes) at {shards} committed shards", flush=True)
+            return
+        time.sleep(0.1)
+    raise SystemExit("the run ended (or stalled) before the kill: give it more rows")
+
+
+def _committed(manifest: Path) -> int:
+    try:
+        return len(json.loads(manifest.read_text())["completed"])
+    except (OSError, ValueError, KeyError):
+        return 0
 
 
 def core_busy() -> list[float]:
