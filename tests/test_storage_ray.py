@@ -190,3 +190,35 @@ def test_a_node_that_cannot_reach_s3_is_named_in_the_one_line(tmp_path: Path, mo
     line = str(err.value)
     assert "\n" not in line and "s3://b/out/part-0.parquet" in line
     assert f"uploading from the node at {node_address()}" in line
+
+
+def test_a_node_that_cannot_read_s3_is_named_in_the_one_line(tmp_path: Path, monkeypatch) -> None:
+    """In whole-shard mode the worker hosts read the input themselves, so a read that fails for good says which
+    node it ran on too, as an upload does. The replica class runs here in this process, Ray's actor wrapper
+    aside. Seen red without ``ShardRunner._read``'s wrapping: only the URL and the error."""
+    from mdf.executor.actors import ShardRunner
+    from mdf.io.base import Shard
+    from mdf.recipe import ComponentSpec, StageSpec
+    from mdf.storage import S3Settings, StorageError, StorageSettings, configure
+    from mdf.storage.parts import node_address
+
+    monkeypatch.setenv("MDF_CACHE_DIR", str(tmp_path / "cache"))
+    unreachable = StorageSettings(s3=S3Settings(endpoint_url="http://127.0.0.1:9", max_attempts=1, connect_timeout_s=1))
+    url = "s3://b/in/part-0.parquet"
+    runner = ShardRunner(
+        ComponentSpec(type="parquet", paths=[url]),
+        100,
+        [(0, StageSpec(name="s", operators=["noop_refiner"]))],
+        None,
+        (ComponentSpec(type="parquet", path=str(tmp_path / "out")), None),
+        unreachable,
+    )
+    try:
+        with pytest.raises(StorageError) as err:
+            runner.run(Shard("part-0", url, size=1000))
+    finally:
+        runner.abort_all()
+        configure(None)
+    line = str(err.value)
+    assert "\n" not in line and url in line
+    assert f"(reading on the node at {node_address()})" in line

@@ -31,7 +31,8 @@ from mdf.metrics import OperatorMetrics, RunMetrics
 from mdf.plugins import load_plugins
 from mdf.recipe import ComponentSpec, StageSpec
 from mdf.resolve import build_component
-from mdf.storage.parts import PartUploads
+from mdf.storage.errors import StorageError
+from mdf.storage.parts import PartUploads, node_address
 
 # payload passed from actor to actor: (kept rows, rejected pieces, per-operator metrics of this batch)
 Payload = tuple[pa.RecordBatch, list[pa.RecordBatch], list[OperatorMetrics]]
@@ -231,7 +232,7 @@ class ShardRunner:
         dones: list[BatchDone] = []
         queued: deque[Future[BatchDone]] = deque()
         offset = 0
-        for index, batch in enumerate(prefetch(self.reader.read(shard, self.batch_rows))):
+        for index, batch in enumerate(prefetch(self._read(shard))):
             meta, kept, rejected = read_batch(shard, index, offset, batch)
             if self.fail_on_damage:  # stop before the shard is written, as the inline shard thread does
                 note_damage(RunMetrics("ray"), meta.damaged, True)
@@ -244,6 +245,14 @@ class ShardRunner:
                 dones.append(queued.popleft().result())
         dones += [f.result() for f in queued]
         return ShardDone(shard.id, reads, dones, self.writer.commit(shard.id, len(reads)))
+
+    def _read(self, shard: Shard) -> Iterator[pa.RecordBatch]:
+        """The reader's batches; an object store that fails for good names this node, as an upload does: here the
+        worker hosts read the input, and one of them may be the node that cannot reach the store."""
+        try:
+            yield from self.reader.read(shard, self.batch_rows)
+        except StorageError as exc:
+            raise type(exc)(exc.url, f"{exc.message} (reading on the node at {node_address()})") from None
 
     def abort_all(self) -> None:
         self.writer.abort_all()
