@@ -34,7 +34,7 @@ from mdf.executor.batches import BatchDone, BatchRead, LoaderDone, ShardEnd, cou
 from mdf.executor.failures import local_error
 from mdf.executor.passes import run_passes
 from mdf.executor.plan import Plan
-from mdf.executor.ray_metrics import RayMetrics, StageStats, WriterStats, stage_stats, writer_stats
+from mdf.executor.ray_metrics import RayMetrics, StageStats, WriterStats, alive_stats, stage_stats, writer_stats
 from mdf.executor.ray_params import RAY_PIP, RayParams, auto_max_in_flight
 from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics
 from mdf.state import Checkpoint, KeyState
@@ -370,17 +370,13 @@ class RayExecutor(Executor):
 
     def _stage_stats(self, pipe: Pipeline, wall_s: float) -> RayMetrics:
         """Busy/idle per stage (summed over its replicas) and the bottleneck: the busiest stage per replica."""
-        import ray
-
         names = [s.name for s in self.plan.recipe.stages]
         stages = [
             s
             for members, group in zip(self.groups, pipe.stages, strict=True)
-            for s in stage_stats(names, members, ray.get([a.stats.remote() for a in group]), wall_s)
+            for s in stage_stats(names, members, alive_stats(group), wall_s)
         ]
-        wstats = ray.get([w.stats.remote() for w in pipe.writers])
-        lstats = ray.get([a.stats.remote() for a in pipe.loaders])
-        writers = writer_stats(wstats, lstats, wall_s)
+        writers = writer_stats(alive_stats(pipe.writers), alive_stats(pipe.loaders), wall_s)
         # the writers (Parquet encode, compression) can be the slowest step of a filter-only pipeline
         candidates: list[StageStats | WriterStats] = [*stages, writers]
         return RayMetrics(

@@ -144,7 +144,7 @@ def stage_stats(names: list[str], members: list[int], stats: list[dict[str, Any]
                 nodes=sorted({s["node_id"] for s in stats}),
                 busy_s=round(busy, 4),
                 idle_s=round(max(0.0, wall_s * len(stats) - busy), 4),
-                utilisation=round(busy / (wall_s * len(stats)), 4) if wall_s > 0 else 0.0,
+                utilisation=round(busy / (wall_s * len(stats)), 4) if wall_s > 0 and stats else 0.0,
                 replica_utilisation=[round(s["stage_busy_s"][j] / wall_s, 4) if wall_s > 0 else 0.0 for s in stats],
                 cpu_s=round(sum(s["cpu_s"] * f for s, f in zip(stats, share, strict=True)), 4),
             )
@@ -163,3 +163,20 @@ def writer_stats(wstats: list[dict[str, Any]], lstats: list[dict[str, Any]], wal
         cpu_s=round(sum(w.get("write_cpu_s", w["cpu_s"]) for w in wstats), 4),
         loader_cpu_s=round(sum(x["cpu_s"] for x in lstats), 4),
     )
+
+
+def alive_stats(actors: list[Any]) -> list[dict[str, Any]]:
+    """``stats()`` of each actor still alive. A replica can die after its last batch or shard was counted (a node
+    lost as the run ends): its work is in the run's counts, and only its busy time is missing here, which must
+    not fail a run whose data is complete (seen: a whole-shard replica killed idle at the end failed the run)."""
+    import ray
+    from ray.exceptions import RayActorError
+
+    refs = [a.stats.remote() for a in actors]
+    out = []
+    for ref in refs:
+        try:
+            out.append(ray.get(ref))
+        except RayActorError:
+            continue
+    return out
