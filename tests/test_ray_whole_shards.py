@@ -108,7 +108,7 @@ def test_a_replica_lost_for_good_gives_its_shard_to_another_and_the_run_complete
     room for it): its call ends in an actor error, the driver drops it and runs its shard again on the other
     replica, and the run ends with the clean run's rows and one warning. Seen red with the shard not put back in
     the queue (5,000 of 6,000 rows read) and with the actor error re-raised (the run failed). The kill comes once
-    a shard is committed, with 4 of 6 shards left: killed 1 s after its name, a CI run's replica was already idle
+    a shard is committed, 5 of 6 shards not yet: killed 1 s after its name instead, a CI run's replica was already idle
     with no shard left, so nothing was lost to re-run (and the stats call failed: the next test)."""
     paths = many_rows_parquet(tmp_path / "in", files=6, rows=1000)
     reader = {"type": "parquet", "paths": [paths]}
