@@ -34,13 +34,16 @@ adds the same configurations with ``whole_shards: false`` (batch chains loader -
 put into the object store twice, ~2.5 GB each way): before the mode, those were the Ray executor's only runs,
 with the stage busy ~40% of the run and the loaders (Parquet decode) and writers (zstd encode) pacing it.
 In whole-shard mode a replica overlaps reading, filtering and writing with two threads of its own, as an inline
-worker does.
+worker does. ``--joined`` adds the Ray configurations joined (``address:``) to a Ray this script starts once with
+``ray start --head`` on 127.0.0.1 (2 CPUs, its own temp dir, its processes killed at the end, never ``ray
+stop``): what a user with a running Ray pays, without a Ray start and stop in every run.
 
 Run from the repository root with mdf's venv active (pandas from PyPI once, for Ray Data)::
 
     python benchmarks/bench_ray_w1.py                     # --rows 1000000 --files 8 --repeat 2
     python benchmarks/bench_ray_w1.py --rows 200000 --repeat 1 --skip-ray-data
     python benchmarks/bench_ray_w1.py --repeat 1 --batch-rows 32768 --skip-ray-data --chains   # both modes
+    python benchmarks/bench_ray_w1.py --repeat 1 --batch-rows 32768 --skip-ray-data --joined   # a running Ray
 """
 
 from __future__ import annotations
