@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +36,7 @@ from mdf.executor.batches import BatchDone, BatchRead, LoaderDone, ShardEnd, cou
 from mdf.executor.failures import local_error
 from mdf.executor.passes import run_passes
 from mdf.executor.plan import Plan
-from mdf.executor.ray_metrics import RayMetrics, StageStats, WriterStats, alive_stats, stage_stats, writer_stats
+from mdf.executor.ray_metrics import RayMetrics, collect
 from mdf.executor.ray_params import RAY_PIP, RayParams, auto_max_in_flight
 from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics
 from mdf.state import Checkpoint, KeyState
@@ -268,7 +270,7 @@ class RayExecutor(Executor):
         written: dict[str, int] = defaultdict(int)
         commits: dict[Any, str] = {}  # commit ref -> shard: a shard is done (checkpoint) when its ref is
         tally = ShardTally()  # per-shard counts, so a checkpoint holds exactly the committed shards' counts
-        try:
+        with self._driving(pipe, progress):
             while next_call or queued or in_flight:
                 while queued and self._has_room(len(in_flight), bytes_in_flight, queued[0][1].nbytes):
                     loader, meta, payload_ref = queued.pop(0)
@@ -319,13 +321,24 @@ class RayExecutor(Executor):
                     progress.update_counts(metrics)
             for ref, shard in commits.items():
                 self._committed(ref, shard, checkpoint, tally)
+        return self._finish(metrics, op_totals, pipe, start)
+
+    @contextmanager
+    def _driving(self, pipe: Pipeline, progress: Any) -> Iterator[None]:
+        """A driver loop's end, either mode: on a failure the writers drop their uncommitted parts."""
+        try:
+            yield
         except BaseException:
-            for w in pipe.writers:
+            for w in pipe.writers:  # whole shards: the replicas
                 w.abort_all.remote()
             raise
         finally:
             if progress is not None:
                 progress.stop()
+
+    def _finish(
+        self, metrics: RunMetrics, op_totals: dict[Any, OperatorMetrics], pipe: Pipeline, start: float
+    ) -> RunMetrics:
         metrics.wall_s = time.perf_counter() - start
         metrics.stages = self._stage_metrics(op_totals)
         metrics.executor_metrics = self._stage_stats(pipe, metrics.wall_s)
@@ -369,25 +382,4 @@ class RayExecutor(Executor):
         return out
 
     def _stage_stats(self, pipe: Pipeline, wall_s: float) -> RayMetrics:
-        """Busy/idle per stage (summed over its replicas) and the bottleneck: the busiest stage per replica."""
-        names = [s.name for s in self.plan.recipe.stages]
-        stages = [
-            s
-            for members, group in zip(self.groups, pipe.stages, strict=True)
-            for s in stage_stats(names, members, alive_stats(group), wall_s)
-        ]
-        writers = writer_stats(alive_stats(pipe.writers), alive_stats(pipe.loaders), wall_s)
-        # the writers (Parquet encode, compression) can be the slowest step of a filter-only pipeline
-        candidates: list[StageStats | WriterStats] = [*stages, writers]
-        return RayMetrics(
-            startup_s=round(self.startup_s, 3),
-            stage_stats=stages,
-            writer_stats=writers,
-            bottleneck=max(candidates, key=lambda s: s.utilisation).name,
-            max_in_flight=self.max_in_flight,
-            peak_in_flight=self.peak_in_flight,
-            peak_bytes_in_flight=self.peak_bytes_in_flight,
-            replicas={names[i]: n for g, n in zip(self.groups, self.replicas, strict=True) for i in g},
-            whole_shards=pipe.whole_shards,
-            replicas_lost=len(pipe.lost),
-        )
+        return collect(self, pipe, wall_s)

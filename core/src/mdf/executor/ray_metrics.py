@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mdf.run_stats import ExecutorMetrics, ExecutorSection, Record
+
+if TYPE_CHECKING:
+    from mdf.executor.ray import Pipeline, RayExecutor
 
 
 @dataclass
@@ -180,3 +183,28 @@ def alive_stats(actors: list[Any]) -> list[dict[str, Any]]:
         except RayActorError:
             continue
     return out
+
+
+def collect(ex: RayExecutor, pipe: Pipeline, wall_s: float) -> RayMetrics:
+    """Busy/idle per stage (summed over its replicas) and the bottleneck: the busiest stage per replica."""
+    names = [s.name for s in ex.plan.recipe.stages]
+    stages = [
+        s
+        for members, group in zip(ex.groups, pipe.stages, strict=True)
+        for s in stage_stats(names, members, alive_stats(group), wall_s)
+    ]
+    writers = writer_stats(alive_stats(pipe.writers), alive_stats(pipe.loaders), wall_s)
+    # the writers (Parquet encode, compression) can be the slowest step of a filter-only pipeline
+    candidates: list[StageStats | WriterStats] = [*stages, writers]
+    return RayMetrics(
+        startup_s=round(ex.startup_s, 3),
+        stage_stats=stages,
+        writer_stats=writers,
+        bottleneck=max(candidates, key=lambda s: s.utilisation).name,
+        max_in_flight=ex.max_in_flight,
+        peak_in_flight=ex.peak_in_flight,
+        peak_bytes_in_flight=ex.peak_bytes_in_flight,
+        replicas={names[i]: n for g, n in zip(ex.groups, ex.replicas, strict=True) for i in g},
+        whole_shards=pipe.whole_shards,
+        replicas_lost=len(pipe.lost),
+    )

@@ -15,7 +15,6 @@ a single group does not have anyway; recipes whose stages differ in resources or
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -101,7 +100,7 @@ def run_shards(
 
     for runner in live:
         submit(runner)
-    try:
+    with ex._driving(pipe, progress):
         while in_flight:
             ex.peak_in_flight = max(ex.peak_in_flight, len(in_flight))
             ready, _ = ray.wait(list(in_flight), num_returns=1)
@@ -129,17 +128,7 @@ def run_shards(
                     checkpoint.shard_done(done.shard, committed)
             if progress is not None:
                 progress.update_counts(metrics)
-    except BaseException:
-        for runner in live:
-            runner.abort_all.remote()
-        raise
-    finally:
-        if progress is not None:
-            progress.stop()
-    metrics.wall_s = time.perf_counter() - start
-    metrics.stages = ex._stage_metrics(op_totals)
-    metrics.executor_metrics = ex._stage_stats(pipe, metrics.wall_s)
-    return metrics
+    return ex._finish(metrics, op_totals, pipe, start)
 
 
 def _lose(pipe: Pipeline, runner: Any, shard: Shard, exc: BaseException) -> None:
