@@ -58,6 +58,15 @@ def test_whole_shards_when_one_actor_runs_every_stage_and_the_output_is_inline_s
         assert 1 <= stats.peak_in_flight <= stats.max_in_flight == stats.stage_stats[0].replicas
 
 
+def test_fewer_shards_than_replicas_keep_chains(tmp_path):
+    """One shard and two replicas: whole shards would leave a replica idle, while chains spread the shard's
+    batches over both, so ``auto`` keeps chains. Seen red without the shard count in the choice."""
+    reader = {"type": "parquet", "paths": [many_rows_parquet(tmp_path / "in", files=1, rows=1000)]}
+    m = _run(tmp_path / "ray", reader, {"type": "ray", "batch_rows": 100}, replicas=2)
+    stats = m.executor_metrics
+    assert not stats.whole_shards and stats.stage_stats[0].replicas == 2 and m.balanced
+
+
 def _kill_when_named(
     suffix: str, killed: list[float], restart: bool = True, after: Path | None = None
 ) -> threading.Thread:

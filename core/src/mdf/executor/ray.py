@@ -222,13 +222,15 @@ class RayExecutor(Executor):
         return self._pipe
 
     def _whole_shards(self) -> bool:
-        """``whole_shards: auto``: on when all stages run in one actor (one fused group) and no chain bound is set,
-        as then a chain per batch pipelines nothing across actors and only adds object-store hops (see
-        :mod:`mdf.executor.ray_shards`); ``max_in_flight`` or ``max_bytes_in_flight`` asks for chains."""
+        """``whole_shards: auto``: on when all stages run in one actor (one fused group), no chain bound is set and
+        every replica gets a shard: then a chain per batch pipelines nothing across actors and only adds
+        object-store hops (see :mod:`mdf.executor.ray_shards`). ``max_in_flight`` or ``max_bytes_in_flight`` asks
+        for chains; so do fewer shards than replicas, where chains spread one shard's batches over them."""
         p = self.params
         if p.whole_shards != "auto":
             return p.whole_shards
-        return len(self.groups) == 1 and p.max_in_flight == "auto" and p.max_bytes_in_flight is None
+        one_group = len(self.groups) == 1 and len(self.plan.shards) >= self.replicas[0]
+        return one_group and p.max_in_flight == "auto" and p.max_bytes_in_flight is None
 
     def _wait_ready(self, everyone: list[Any]) -> None:
         import ray

@@ -39,8 +39,8 @@ class RayParams(ExecutorParams):
     )
     whole_shards: bool | Literal["auto"] = Field(
         "auto",
-        description="replicas read, process and write whole shards, no batch chains; auto: when all stages fuse "
-        "and neither max_in_flight nor max_bytes_in_flight is set",
+        description="replicas read, process and write whole shards, no batch chains; auto: when all stages fuse, "
+        "there are at least as many shards as replicas and neither max_in_flight nor max_bytes_in_flight is set",
     )
 
     @field_validator("max_in_flight", "loaders", "writers")
