@@ -98,7 +98,8 @@ def test_max_bytes_in_flight_caps_below_the_chain_count(tmp_path):
     assert m.executor_metrics.peak_in_flight == 1 and m.balanced
 
 
-def test_killed_stage_replica_costs_a_retry_not_data(tmp_path):
+@pytest.mark.parametrize("whole_shards", [False, "auto"])  # a chain's stage actor; a whole-shard replica
+def test_killed_stage_replica_costs_a_retry_not_data(tmp_path, whole_shards):
     """A stage actor killed mid-run: retried, no row lost or doubled. The kill comes 1 s after the actor's name
     is registered (not when it is ready), so the run is given ~4 s of work after that (40 batches of 0.1 s; at
     0.05 s the margin to the run's end was about a second on a fast machine)."""
@@ -123,9 +124,11 @@ def test_killed_stage_replica_costs_a_retry_not_data(tmp_path):
 
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
-    r = text_recipe(tmp_path / "ray", reader, {"type": "ray", "batch_rows": 100}, extra_ops=slow)
+    executor = {"type": "ray", "batch_rows": 100, "whole_shards": whole_shards}
+    r = text_recipe(tmp_path / "ray", reader, executor, extra_ops=slow)
     m = run_recipe(parse_recipe(r))
     finished = time.time()
+    assert m.executor_metrics.whole_shards is (whole_shards == "auto")
     thread.join()
     assert killed, "the test never found the stage actor to kill"
     assert killed[0] < finished - 0.5, "the actor was killed only as the run ended"
