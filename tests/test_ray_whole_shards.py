@@ -58,6 +58,18 @@ def test_whole_shards_when_one_actor_runs_every_stage_and_the_output_is_inline_s
         assert 1 <= stats.peak_in_flight <= stats.max_in_flight == stats.stage_stats[0].replicas
 
 
+def test_whole_shards_true_with_stages_of_other_resources_is_one_clear_error(tmp_path):
+    """``whole_shards: true`` puts every stage in one actor, so stages that ask for other resources cannot all
+    have theirs: one line naming the stage and the fix, before any shard is read. Seen red without the check: the run
+    went ahead with the first stage's resources for both."""
+    reader = {"type": "parquet", "paths": [many_rows_parquet(tmp_path / "in", files=2, rows=200)]}
+    recipe = text_recipe(tmp_path, reader, {"type": "ray", "whole_shards": True})
+    recipe["stages"][1]["resources"] = {"cpu": 0.5}
+    with pytest.raises(MdfError, match=r"whole_shards: true .* stages\[1\] 'length' asks for other resources"):
+        run_recipe(parse_recipe(recipe))
+    assert not list((tmp_path / "out").rglob("*.parquet"))
+
+
 def test_fewer_shards_than_replicas_keep_chains(tmp_path):
     """One shard and two replicas: whole shards would leave a replica idle, while chains spread the shard's
     batches over both, so ``auto`` keeps chains. Seen red without the shard count in the choice."""
