@@ -288,18 +288,14 @@ class RayExecutor(Executor):
                 ready, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0)
                 for ref in ready:
                     if ref in commits:
-                        self._committed(ref, commits.pop(ref), checkpoint, tally)
+                        self._committed(ray.get(ref), commits.pop(ref), checkpoint, tally)
                         continue
                     if ref in in_flight:
                         chain = in_flight.pop(ref)
                         bytes_in_flight -= chain.nbytes
                         for actor in chain.replicas:
                             pipe.load[actor] -= 1
-                        done: BatchDone = ray.get(ref)
-                        for k, m in enumerate(done.operators):
-                            op_totals.setdefault((k, m.name), OperatorMetrics(m.name, m.kind)).merge(m)
-                        # counts, the shard's tally and the report's timeline: as the inline shard loop does
-                        count_done(metrics, tally, done, [s.operators for s in self._stage_metrics(op_totals)])
+                        self._done(metrics, tally, ray.get(ref), op_totals)
                         written[chain.shard] += 1
                         if written[chain.shard] == expected.get(chain.shard):
                             owner = shard_owner[chain.shard]
@@ -322,7 +318,7 @@ class RayExecutor(Executor):
                 if progress is not None:
                     progress.update_counts(metrics)
             for ref, shard in commits.items():
-                self._committed(ref, shard, checkpoint, tally)
+                self._committed(ray.get(ref), shard, checkpoint, tally)
         return self._finish(metrics, op_totals, pipe, start)
 
     @contextmanager
@@ -346,13 +342,20 @@ class RayExecutor(Executor):
         metrics.executor_metrics = self._stage_stats(pipe, metrics.wall_s)
         return metrics
 
-    @staticmethod
-    def _committed(ref: Any, shard: str, checkpoint: Checkpoint | None, tally: ShardTally) -> None:
-        import ray
+    def _done(self, metrics: RunMetrics, tally: ShardTally, done: BatchDone, op_totals: dict[Any, Any]) -> None:
+        """A written batch: its operators' counts into the run's, then the counts, the shard's tally and the
+        report's timeline, as the inline shard loop does (both drivers)."""
+        for k, m in enumerate(done.operators):
+            op_totals.setdefault((k, m.name), OperatorMetrics(m.name, m.kind)).merge(m)
+        count_done(metrics, tally, done, [s.operators for s in self._stage_metrics(op_totals)])
 
+    @staticmethod
+    def _committed(files: list[Any], shard: str, checkpoint: Checkpoint | None, tally: ShardTally) -> None:
+        """A shard's parts are committed (``files``: what its writer's commit returned; getting it surfaced a
+        failed commit): note their open uploads, then the checkpoint."""
         from mdf.storage.parts import record
 
-        record(ray.get(ref))  # surfaces a failed commit; notes the open uploads of its parts before the checkpoint
+        record(files)
         committed = tally.commit(shard)
         if checkpoint is not None:
             checkpoint.shard_done(shard, committed)

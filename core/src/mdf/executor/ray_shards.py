@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from mdf.executor.batches import ShardDone, count_done, count_read
+from mdf.executor.batches import ShardDone, count_read
 from mdf.io.base import Shard
 from mdf.metrics import OperatorMetrics, RunMetrics
 from mdf.runlog import LOG
@@ -82,8 +82,6 @@ def run_shards(
     import ray
     from ray.exceptions import RayActorError
 
-    from mdf.storage.parts import record
-
     plan = ex.plan
     metrics = RunMetrics(executor="ray", shards=len(plan.shards))
     fail_on_damage = plan.recipe.on_damaged_input == "fail"
@@ -119,13 +117,8 @@ def run_shards(
                 for read in done.reads:
                     count_read(metrics, tally, read, fail_on_damage)
                 for d in done.dones:
-                    for k, m in enumerate(d.operators):
-                        op_totals.setdefault((k, m.name), OperatorMetrics(m.name, m.kind)).merge(m)
-                    count_done(metrics, tally, d, [s.operators for s in ex._stage_metrics(op_totals)])
-                record(done.files)  # notes the open uploads of its parts before the checkpoint
-                committed = tally.commit(done.shard)
-                if checkpoint is not None:
-                    checkpoint.shard_done(done.shard, committed)
+                    ex._done(metrics, tally, d, op_totals)
+                ex._committed(done.files, done.shard, checkpoint, tally)
             if progress is not None:
                 progress.update_counts(metrics)
     return ex._finish(metrics, op_totals, pipe, start)
