@@ -17,6 +17,7 @@ pub mod minhash;
 pub mod near;
 pub mod normalize;
 pub mod pool;
+pub mod recycle;
 pub mod sort_pairs;
 pub mod sorted_keys;
 pub mod text;

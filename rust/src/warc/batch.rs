@@ -3,10 +3,13 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
+    BooleanBuilder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
 };
-use arrow_array::{ArrayRef, StructArray};
+use arrow_array::{ArrayRef, BinaryArray, StructArray};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{Field, Fields};
+
+use crate::recycle::POOL;
 
 /// One row's fields (bodies raw: the Python side undoes the rare transfer or content encodings).
 pub struct Row<'a> {
@@ -31,7 +34,10 @@ pub struct Batch {
     warc_type: StringBuilder,
     status: Int16Builder,
     content_type: StringBuilder,
-    body: BinaryBuilder,
+    /// The body column's bytes, in a buffer of the recycling pool (see `crate::recycle`: it is most of a
+    /// batch's memory, and a fresh one faulted in page by page cost more than the whole scan), and offsets.
+    body: Vec<u8>,
+    body_offsets: Vec<i32>,
     offset: Int64Builder,
     member_index: Int32Builder,
     chunked: BooleanBuilder,
@@ -52,7 +58,12 @@ impl Batch {
             warc_type: StringBuilder::with_capacity(rows, rows * 8),
             status: Int16Builder::with_capacity(rows),
             content_type: text(),
-            body: BinaryBuilder::with_capacity(rows, bytes),
+            body: POOL.take(bytes),
+            body_offsets: {
+                let mut o = Vec::with_capacity(rows + 1);
+                o.push(0);
+                o
+            },
             offset: Int64Builder::with_capacity(rows),
             member_index: Int32Builder::with_capacity(rows),
             chunked: BooleanBuilder::with_capacity(rows),
@@ -71,7 +82,10 @@ impl Batch {
         self.status
             .append_option(r.status.and_then(|s| i16::try_from(s).ok()));
         self.content_type.append_option(r.content_type);
-        self.body.append_value(r.body);
+        self.body.extend_from_slice(r.body);
+        // as BinaryBuilder does: a batch past 2 GiB of bodies is a bug in the caller's byte limit
+        let end = i32::try_from(self.body.len()).expect("batch body bytes exceed i32 offsets");
+        self.body_offsets.push(end);
         self.offset.append_value(r.offset as i64);
         self.member_index.append_value(r.member_index);
         self.chunked.append_value(r.chunked);
@@ -89,7 +103,7 @@ impl Batch {
             Arc::new(self.warc_type.finish()),
             Arc::new(self.status.finish()),
             Arc::new(self.content_type.finish()),
-            Arc::new(self.body.finish()),
+            Arc::new(self.finish_body()),
             Arc::new(self.offset.finish()),
             Arc::new(self.member_index.finish()),
             Arc::new(self.chunked.finish()),
@@ -103,6 +117,24 @@ impl Batch {
         self.rows = 0;
         self.body_bytes = 0;
         StructArray::new(fields, columns, None)
+    }
+}
+
+impl Batch {
+    /// The body column, its bytes lent to Arrow from the pool (the scanner starts a new batch after this).
+    fn finish_body(&mut self) -> BinaryArray {
+        let values = std::mem::take(&mut self.body);
+        let offsets = std::mem::replace(&mut self.body_offsets, vec![0]);
+        // `OffsetBuffer::new` checks that the offsets start at 0 and never decrease
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+        BinaryArray::new(offsets, POOL.lend(values), None)
+    }
+}
+
+impl Drop for Batch {
+    /// A batch never finished (the reader stopped early) gives its body buffer back.
+    fn drop(&mut self) {
+        POOL.give(std::mem::take(&mut self.body));
     }
 }
 

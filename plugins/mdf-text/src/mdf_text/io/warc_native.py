@@ -28,11 +28,14 @@ from mdf import Shard, damaged_input_batch, has_native_kernel
 from mdf.storage import is_remote
 
 _CHUNK = 4 << 20  # bytes read per feed: the kernel's work per call dwarfs the Python call
+# Bytes of a local file read through Python to tell its codec; the kernel reads the rest itself. A 4 MiB head
+# cost a fresh 4 MiB bytes object and a second copy into the kernel: ~1.3 ms of a 14 ms read of a 42 MB file.
+_HEAD = 64 << 10
 # Body bytes per batch (at most; fewer when the reader's own limit is lower). Why 16 MiB and not the FastWARC
-# path's 256 MiB: a batch's buffers are freed when the pipeline is done with it, and glibc's malloc hands a
-# freed block of up to 32 MiB back to the next batch, while bigger ones are fresh mmap pages, faulted in and
-# zeroed by the kernel on every batch. Measured on a plain 42 MB CommonCrawl file, 1,024-row batches (~32 MB
-# of bodies): 0.035 CPU s at 256 MiB, 0.011 at 16 MiB (a bare FastWARC loop: 0.017).
+# path's 256 MiB: a batch's body buffer goes back to the kernel's pool when the pipeline drops the batch
+# (mdf_kernels recycle.rs), and the pool keeps buffers of up to 40 MiB; a bigger one would be fresh mmap pages,
+# faulted in and zeroed on every batch. Measured on a plain 42 MB CommonCrawl file, 1,024-row batches (~32 MB
+# of bodies), before the pool: 0.035 CPU s at 256 MiB, 0.011-0.030 at 16 MiB (a bare FastWARC loop: 0.012-0.017).
 _BATCH_BYTES = 16 << 20
 _OTHER_CODECS = (b"\x04\x22\x4d\x18", b"\x28\xb5\x2f\xfd", b"BZh", b"\xfd7zXZ")  # lz4, zstd, bzip2, xz
 
@@ -59,7 +62,7 @@ def read(
     closed) when the file is in a codec only FastWARC reads. ``finish(struct, reasons, body)`` turns a kernel
     batch into the reader's schema."""
     try:
-        first = raw.read(_CHUNK)
+        first = raw.read(_HEAD if _local(shard.path) else _CHUNK)
     except BaseException:
         raw.close()
         raise
