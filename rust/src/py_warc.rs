@@ -113,6 +113,30 @@ impl WarcScanner {
         Ok((out, got))
     }
 
+    /// map_file(path, start, stop) -> bool: map bytes `start..stop` of the local file `path` for `advance`;
+    /// False (nothing mapped) when it is not on a local disk filesystem: then use `feed_file`.
+    fn map_file(&mut self, py: Python<'_>, path: PathBuf, start: u64, stop: u64) -> PyResult<bool> {
+        const K: &str = "WarcScanner.map_file";
+        let scanner = &mut self.inner;
+        py.detach(|| File::open(&path).and_then(|f| scanner.map_file(&f, start, stop)))
+            .map_err(|e| PyOSError::new_err(format!("{K}: {}: {e}", path.display())))
+    }
+
+    /// advance(n) -> list[pyarrow.StructArray]: scan the next `n` bytes of the mapped range; the batches
+    /// completed by them. The last bytes of the range end the input.
+    fn advance(&mut self, py: Python<'_>, n: usize) -> PyResult<Vec<Py<PyAny>>> {
+        const K: &str = "WarcScanner.advance";
+        let scanner = &mut self.inner;
+        let batches = run(py, K, move || {
+            scanner.advance(n);
+            Ok(scanner.take_batches())
+        })?;
+        batches
+            .into_iter()
+            .map(|b| export(py, K, Arc::new(b) as ArrayRef))
+            .collect()
+    }
+
     /// True once the scan ended (the end of the input, or damage); later input is ignored.
     #[getter]
     fn done(&self) -> bool {

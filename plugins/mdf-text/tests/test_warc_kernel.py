@@ -20,7 +20,7 @@ pytest.importorskip("fastwarc", reason='the warc reader needs FastWARC: pip inst
 pytest.importorskip("warcio", reason="the tests write WARC files with warcio: pip install warcio")
 
 from test_warc_damage import crawl, cut_file
-from warc_helpers import Capture, chunked, page, read_all, write_warc
+from warc_helpers import Capture, chunked, page, read_all, read_shard, write_warc
 
 from mdf import has_native_kernel
 from mdf_text.io import warc_native
@@ -75,11 +75,14 @@ def test_real_files_read_the_same_as_fastwarc(monkeypatch: pytest.MonkeyPatch, p
 
 
 @pytest.mark.skipif(not FILES, reason=f"shared WARC files not found at {SHARED}")
-@pytest.mark.parametrize("fed", ["file", "bytes"])
+@pytest.mark.parametrize("fed", ["map", "file", "bytes"])
 @pytest.mark.parametrize("chunk", [1, 61, 4096])
 def test_chunk_boundaries_change_nothing(monkeypatch: pytest.MonkeyPatch, chunk: int, fed: str) -> None:
-    """``file``: the kernel reads the local file itself (``feed_file``); ``bytes``: it is fed the bytes Python
-    read, as for a remote file (``feed``)."""
+    """``map``: the kernel maps the local file and scans it in place (``map_file``, ``advance``); ``file``: it
+    reads the local file itself (``feed_file``, as on a network filesystem); ``bytes``: it is fed the bytes
+    Python read, as for a remote file (``feed``)."""
+    if fed == "file":
+        monkeypatch.setattr(warc_native, "_MAP", False)
     if fed == "bytes":
         monkeypatch.setattr(warc_native, "_local", lambda path: False)
     for name in ("resili-warcfile.warc.gz", "warcio-example-iana.org-chunked.warc", "resili-clipped.warc.gz"):
@@ -156,3 +159,30 @@ def test_codecs_only_fastwarc_reads_fall_back_to_it(monkeypatch: pytest.MonkeyPa
     kernel, fastwarc = both(monkeypatch, path)
     assert kernel[0] is not None and kernel[0].num_rows == 3
     assert_same(kernel, fastwarc)
+
+
+@pytest.mark.parametrize("layout", ["none", "record"])
+def test_a_file_cut_after_its_shards_were_listed_is_the_same_damage_mapped_or_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, layout: str
+) -> None:
+    """The shards' sizes are listed before the read; a map of a range past the file's end now would be a
+    SIGBUS. The kernel maps to the file's current end and reports the record the cut leaves short, as its
+    read path (``feed_file``, ``_MAP`` off) does. Seen red with the map's length left at the listed size: the
+    bytes past the end read as zeros up to the end of the file's last page, and the damage was "unreadable WARC
+    data ... Invalid WARC header" instead of the cut record (a whole page past the end is a SIGBUS)."""
+    path = tmp_path / ("c.warc" if layout == "none" else "c.warc.gz")
+    write_warc(path, crawl(4, "pdf"), layout)
+    whole = path.read_bytes()
+    results = []
+    for mapped in (True, False):
+        path.write_bytes(whole)
+        reader = WarcReader(paths=[str(path)])
+        shards = list(reader.shards())
+        path.write_bytes(whole[:-700])  # cut after the listing
+        with monkeypatch.context() as m:
+            m.setattr(warc_native, "_MAP", mapped)
+            rows = [r for s in shards for b in read_shard(reader, s) for r in b.to_pylist()]
+        damage = [json.loads(r["_raw"]) for r in rows if r.get("_reason") == "reader:damaged_input"]
+        assert len(damage) == 1 and "truncated" in damage[0]["error"], damage
+        results.append(rows)
+    assert results[0] == results[1]

@@ -626,6 +626,14 @@ class WarcScanner:
         """Like :meth:`feed` with ``size`` bytes of the local file ``path`` from ``offset``, read by the kernel
         without the GIL (no copy through a Python ``bytes``); fewer bytes than ``size`` (the file's end) also end
         the input. Returns the batches and how many bytes were read; an I/O error raises ``OSError``."""
+    def map_file(self, path: str, start: int, stop: int) -> bool:
+        """Memory-map bytes ``start..stop`` of the local file ``path`` (to its end if it is shorter now) for
+        :meth:`advance`, which scans them in place (no copy through a read buffer). False, and nothing mapped,
+        when the file is not on a local disk filesystem (NFS, FUSE: a read error there would be a SIGBUS in a
+        map): then read it with :meth:`feed_file`. An I/O error raises ``OSError``."""
+    def advance(self, n: int) -> list[pa.StructArray]:
+        """Scan the next ``n`` bytes of the mapped range (its last bytes end the input); the batches they
+        completed, as :meth:`feed` returns them."""
     @property
     def done(self) -> bool:
         """True once the scan ended (the end of the input, or damage); later input is ignored."""

@@ -12,6 +12,7 @@
 //! and the Python loop that moved its fields into columns cost as much again (`benchmarks/bench_warc_read.py`).
 
 pub mod batch;
+mod feed;
 pub mod gz;
 pub mod header;
 #[cfg(test)]
@@ -19,7 +20,6 @@ mod tests;
 pub mod whole;
 
 use std::collections::HashSet;
-use std::io::Read;
 
 use arrow_array::StructArray;
 
@@ -59,6 +59,10 @@ pub struct Scanner {
     /// Compressed bytes of the last `feed_read` (kept for its capacity).
     input: Vec<u8>,
     buf: Vec<u8>,
+    /// A local file's shard range, memory-mapped ([`feed`]): scanned in place when plain, else the
+    /// compressed input; `map_end` bytes of it are fed so far.
+    map: Option<memmap2::Mmap>,
+    map_end: usize,
     /// Decoded position of `buf[0]`.
     buf_start: u64,
     pos: usize,
@@ -75,8 +79,6 @@ pub struct Scanner {
 }
 
 const FIRST_BATCH_BYTES: usize = 16 << 20;
-/// Bytes per read of [`Scanner::feed_read`]: a few hundred KiB fit the core's L2 cache.
-const SUB_READ: usize = 256 << 10;
 
 impl Scanner {
     pub fn new(cfg: Config) -> Self {
@@ -87,6 +89,8 @@ impl Scanner {
             gz,
             input: Vec::new(),
             buf: Vec::new(),
+            map: None,
+            map_end: 0,
             buf_start: 0,
             pos: 0,
             eof: false,
@@ -115,78 +119,6 @@ impl Scanner {
         std::mem::take(&mut self.ready)
     }
 
-    /// Feed the next bytes of the input; `last`: they are its end.
-    pub fn feed(&mut self, data: &[u8], last: bool) {
-        if self.done {
-            return;
-        }
-        self.compact();
-        self.room(data.len());
-        match &mut self.gz {
-            Some(g) => g.push(data, &mut self.buf, last),
-            None => self.buf.extend_from_slice(data),
-        }
-        self.scan_fed(last);
-    }
-
-    /// Feed up to `n` bytes read from `r` (a local file: read straight into the scan buffer, no copy through
-    /// Python); `last`: they end the input. Returns how many were read; fewer than `n` also ends the input.
-    ///
-    /// Read and scanned [`SUB_READ`] bytes at a time: each piece is still in the CPU cache when its bodies are
-    /// copied out, where a 4 MiB read went to memory and was read back from it.
-    pub fn feed_read(&mut self, r: &mut impl Read, n: usize, last: bool) -> std::io::Result<usize> {
-        let mut total = 0;
-        loop {
-            if self.done {
-                return Ok(total);
-            }
-            let want = SUB_READ.min(n - total);
-            let got = self.read_some(r, want, last && total + want == n)?;
-            total += got;
-            let end = got < want || (last && total == n);
-            self.scan_fed(end);
-            if end || total == n {
-                return Ok(total);
-            }
-        }
-    }
-
-    /// Read up to `n` bytes of `r` onto the scan buffer (inflated when gzip); `last`: `n` bytes end the input.
-    fn read_some(&mut self, r: &mut impl Read, n: usize, last: bool) -> std::io::Result<usize> {
-        self.compact();
-        self.room(n);
-        Ok(match &mut self.gz {
-            Some(g) => {
-                if self.input.capacity() == 0 {
-                    self.input = POOL.take(n);
-                }
-                let mut input = std::mem::take(&mut self.input);
-                input.clear();
-                let got = r.take(n as u64).read_to_end(&mut input)?;
-                g.push(&input, &mut self.buf, last || got < n);
-                self.input = input;
-                got
-            }
-            None => r.take(n as u64).read_to_end(&mut self.buf)?,
-        })
-    }
-
-    /// The scan buffer, from the recycling pool at the first feed (see `crate::recycle`: a new one is faulted
-    /// in page by page): room for twice the fed bytes, or five times when they are inflated.
-    fn room(&mut self, fed: usize) {
-        if self.buf.capacity() == 0 {
-            self.buf = POOL.take(fed * if self.gz.is_some() { 5 } else { 2 });
-        }
-    }
-
-    fn compact(&mut self) {
-        if self.pos > 0 {
-            self.buf.drain(..self.pos);
-            self.buf_start += self.pos as u64;
-            self.pos = 0;
-        }
-    }
-
     fn scan_fed(&mut self, last: bool) {
         if let Some(g) = &self.gz {
             self.eof |= g.error.is_some(); // nothing after bad gzip data is read
@@ -206,6 +138,12 @@ impl Scanner {
         self.done = true;
         POOL.give(std::mem::take(&mut self.buf));
         POOL.give(std::mem::take(&mut self.input));
+        self.map = None;
+    }
+
+    /// True when the bytes scanned are the mapped file itself (a plain WARC), not the scan buffer.
+    fn scans_map(&self) -> bool {
+        self.map.is_some() && self.gz.is_none()
     }
 
     fn file_offset(&self, pos: usize) -> u64 {
@@ -243,7 +181,7 @@ impl Scanner {
     fn scan(&mut self) -> Step {
         loop {
             // blank lines between records (any run of whitespace-only lines, as FastWARC skips)
-            let rest = &self.buf[self.pos..];
+            let rest = &view(&self.buf, &self.map, self.map_end, &self.gz)[self.pos..];
             let line_end = match memchr::memchr(b'\n', rest) {
                 Some(k) => k + 1,
                 None if !self.eof && rest.len() <= MAX_HEADER => return Step::More,
@@ -270,7 +208,7 @@ impl Scanner {
     /// or why the scan stops.
     fn record(&mut self, first: usize) -> Option<Step> {
         let at = self.pos;
-        let rest = &self.buf[at..];
+        let rest = &view(&self.buf, &self.map, self.map_end, &self.gz)[at..];
         let window = &rest[..rest.len().min(MAX_HEADER + 4)];
         let Some(end) = header::block_end(window) else {
             if window.len() > MAX_HEADER {
@@ -395,6 +333,20 @@ impl Scanner {
                         .any(|p| m.starts_with(p.as_str()))
             }
         }
+    }
+}
+
+/// The bytes to scan: the fed part of a mapped plain file, else the scan buffer. A function of the fields, not
+/// a method, so the batch being built can be borrowed mutably beside it.
+fn view<'a>(
+    buf: &'a [u8],
+    map: &'a Option<memmap2::Mmap>,
+    end: usize,
+    gz: &Option<Inflater>,
+) -> &'a [u8] {
+    match (map, gz) {
+        (Some(m), None) => &m[..end],
+        _ => buf,
     }
 }
 

@@ -3,10 +3,11 @@
 Why a kernel: with FastWARC from Python, inflating and parsing cost as much as FastWARC's own loop, and moving
 each record's fields into column lists, plus inflating here to know each record's gzip member, cost as much
 again (``benchmarks/bench_warc_read.py``: 0.36-0.57x a bare FastWARC loop). The kernel inflates the members,
-parses the WARC and HTTP headers as FastWARC 2.0 does and writes the Arrow columns directly; Python only
-reads the file's bytes (through :mod:`mdf.storage`, so S3 and https read as local files do), finishes each
-batch with vectorised pyarrow calls, and undoes the rare transfer and content encodings with the same
-decoders as the FastWARC path (:mod:`mdf_text.io.http_body`), so both paths give the same rows.
+parses the WARC and HTTP headers as FastWARC 2.0 does and writes the Arrow columns directly. A local file on
+a local disk is memory-mapped and scanned in place by the kernel; another local file is read by the kernel;
+Python reads a remote file's bytes (through :mod:`mdf.storage`, so S3 and https read as local files do).
+Python finishes each batch with vectorised pyarrow calls, and undoes the rare transfer and content encodings
+with the same decoders as the FastWARC path (:mod:`mdf_text.io.http_body`), so both paths give the same rows.
 
 The kernel sees every byte of the shard, so it also proves the tail whole (no :func:`check_tail` pass) and
 reports damage where the FastWARC path did: the offset of the record, or of its gzip member, and why.
@@ -37,6 +38,7 @@ _HEAD = 64 << 10
 # faulted in and zeroed on every batch. Measured on a plain 42 MB CommonCrawl file, 1,024-row batches (~32 MB
 # of bodies), before the pool: 0.035 CPU s at 256 MiB, 0.011-0.030 at 16 MiB (a bare FastWARC loop: 0.012-0.017).
 _BATCH_BYTES = 16 << 20
+_MAP = True  # map local files on a local disk (the kernel's `map_file`); tests turn it off to test `feed_file`
 _OTHER_CODECS = (b"\x04\x22\x4d\x18", b"\x28\xb5\x2f\xfd", b"BZh", b"\xfd7zXZ")  # lz4, zstd, bzip2, xz
 
 
@@ -91,8 +93,14 @@ def _batches(
     limit = min(max_batch_bytes, _BATCH_BYTES)
     scanner = WarcScanner(gz, start, wanted, exact_list, list(prefixes), batch_rows, limit)
     with closing(raw):
-        if _local(shard.path):  # the kernel reads the file itself: no copy through a Python bytes object
-            pos, stop = start + len(first), shard.stop or shard.size
+        local, stop = _local(shard.path), shard.stop or shard.size
+        if local and _MAP and scanner.map_file(shard.path, start, stop):  # scanned in place, on a local disk
+            raw.close()
+            while not scanner.done:
+                for struct in scanner.advance(_CHUNK):
+                    yield _decoded(struct, finish)
+        elif local:  # the kernel reads the file itself: no copy through a Python bytes object
+            pos = start + len(first)
             structs = scanner.feed(first, not first or pos >= stop)
             raw.close()
             while True:
