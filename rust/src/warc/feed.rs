@@ -129,10 +129,6 @@ impl Scanner {
     pub fn advance(&mut self, n: usize) {
         let total = self.map.as_ref().map_or(0, |m| m.len());
         let stop = (self.map_end + n).min(total);
-        if let Some(map) = &self.map {
-            // page tables for the whole step in one call, where touching them took a fault per 64 KiB
-            let _ = map.advise_range(Advice::PopulateRead, self.map_end, stop - self.map_end);
-        }
         loop {
             if self.done {
                 return;
