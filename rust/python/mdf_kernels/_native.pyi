@@ -618,10 +618,12 @@ class WarcScanner:
     def feed(self, data: bytes, last: bool) -> list[pa.StructArray]:
         """Feed the next bytes (``last``: they end the input); returns the batches they completed, as
         ``struct<id, url, date, warc_type, http_status: int16, content_type, body: binary, offset: int64,
-        member_index: int32, chunked: bool, content_encoding>``: ``date`` is WARC-Date as written, ``content_type``
-        the HTTP (else WARC) Content-Type value, ``body`` raw (``chunked`` / ``content_encoding`` say what is left
-        to undo), ``offset`` the file offset of the record (of its gzip member in a ``.warc.gz``) and
-        ``member_index`` its place among the records of that member. The last feed returns the last batch."""
+        member_index: int32, chunked: bool, content_encoding, mime, charset>``: ``date`` is WARC-Date as written,
+        ``content_type`` the HTTP (else WARC) Content-Type value, ``mime`` and ``charset`` its lower-cased mime
+        type and charset (null where the value is not ASCII: the caller splits those), ``body`` raw (``chunked``
+        / ``content_encoding`` say what is left to undo), ``offset`` the file offset of the record (of its gzip
+        member in a ``.warc.gz``) and ``member_index`` its place among the records of that member. The last feed
+        returns the last batch."""
     def feed_file(self, path: str, offset: int, size: int, last: bool) -> tuple[list[pa.StructArray], int]:
         """Like :meth:`feed` with ``size`` bytes of the local file ``path`` from ``offset``, read by the kernel
         without the GIL (no copy through a Python ``bytes``); fewer bytes than ``size`` (the file's end) also end

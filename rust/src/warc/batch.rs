@@ -34,6 +34,9 @@ pub struct Batch {
     warc_type: StringBuilder,
     status: Int16Builder,
     content_type: StringBuilder,
+    /// `content_type` split ([`super::ctype`]); both null where it is not ASCII (Python splits those rows).
+    mime: StringBuilder,
+    charset: StringBuilder,
     /// The body column's bytes, in a buffer of the recycling pool (see `crate::recycle`: it is most of a
     /// batch's memory, and a fresh one faulted in page by page cost more than the whole scan), and offsets.
     body: Vec<u8>,
@@ -58,6 +61,8 @@ impl Batch {
             warc_type: StringBuilder::with_capacity(rows, rows * 8),
             status: Int16Builder::with_capacity(rows),
             content_type: text(),
+            mime: StringBuilder::with_capacity(rows, rows * 16),
+            charset: StringBuilder::with_capacity(rows, rows * 8),
             body: POOL.take(bytes),
             body_offsets: {
                 let mut o = Vec::with_capacity(rows + 1);
@@ -82,6 +87,12 @@ impl Batch {
         self.status
             .append_option(r.status.and_then(|s| i16::try_from(s).ok()));
         self.content_type.append_option(r.content_type);
+        let (mime, charset) = r
+            .content_type
+            .and_then(super::ctype::split)
+            .unwrap_or_default();
+        self.mime.append_option(mime);
+        self.charset.append_option(charset);
         self.body.extend_from_slice(r.body);
         // as BinaryBuilder does: a batch past 2 GiB of bodies is a bug in the caller's byte limit
         let end = i32::try_from(self.body.len()).expect("batch body bytes exceed i32 offsets");
@@ -108,6 +119,8 @@ impl Batch {
             Arc::new(self.member_index.finish()),
             Arc::new(self.chunked.finish()),
             Arc::new(self.content_encoding.finish()),
+            Arc::new(self.mime.finish()),
+            Arc::new(self.charset.finish()),
         ];
         let fields: Fields = FIELDS
             .iter()
@@ -139,7 +152,7 @@ impl Drop for Batch {
 }
 
 /// Column names of a batch, in order.
-pub const FIELDS: [&str; 11] = [
+pub const FIELDS: [&str; 13] = [
     "id",
     "url",
     "date",
@@ -151,4 +164,6 @@ pub const FIELDS: [&str; 11] = [
     "member_index",
     "chunked",
     "content_encoding",
+    "mime",
+    "charset",
 ];

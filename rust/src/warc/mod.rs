@@ -12,6 +12,7 @@
 //! and the Python loop that moved its fields into columns cost as much again (`benchmarks/bench_warc_read.py`).
 
 pub mod batch;
+pub mod ctype;
 mod feed;
 pub mod gz;
 pub mod header;

@@ -200,7 +200,7 @@ def _open(shard: Shard) -> Any:
 def _finish(path: str, struct: pa.StructArray, reasons: list[str | None] | None, body: pa.Array) -> pa.RecordBatch:
     """A batch of the Rust kernel (:mod:`mdf_text.io.warc_native`) in the reader's schema."""
     n = len(struct)
-    mime, charset = _content_types(struct.field("content_type"))
+    mime, charset = _split_content_types(struct)
     arrays = [
         struct.field("id"),
         struct.field("url"),
@@ -216,6 +216,18 @@ def _finish(path: str, struct: pa.StructArray, reasons: list[str | None] | None,
     ]
     batch = pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
     return batch if reasons is None else batch.append_column(REASON, pa.array(reasons, pa.string()))
+
+
+def _split_content_types(struct: pa.StructArray) -> tuple[pa.Array, pa.Array]:
+    """The kernel's split of Content-Type (``mime``, ``charset``: ASCII values only), the rows it left (a value
+    outside ASCII) split by :func:`_content_types`."""
+    raw = struct.field("content_type")
+    mime, charset = struct.field("mime"), struct.field("charset")
+    if pc.all(pc.string_is_ascii(raw)).as_py() is not False:
+        return mime, charset
+    ascii_ = pc.fill_null(pc.string_is_ascii(raw), True)
+    py_mime, py_charset = _content_types(raw)
+    return pc.if_else(ascii_, mime, py_mime), pc.if_else(ascii_, charset, py_charset)
 
 
 def _mime_sets(mime_types: list[str] | None) -> tuple[frozenset[str] | None, tuple[str, ...]]:
