@@ -64,17 +64,10 @@ impl WarcScanner {
         data: &Bound<'_, PyBytes>,
         last: bool,
     ) -> PyResult<Vec<Py<PyAny>>> {
-        const K: &str = "WarcScanner.feed";
         let bytes = data.as_bytes();
-        let scanner = &mut self.inner;
-        let batches = run(py, K, move || {
-            scanner.feed(bytes, last);
-            Ok(scanner.take_batches())
-        })?;
-        batches
-            .into_iter()
-            .map(|b| export(py, K, Arc::new(b) as ArrayRef))
-            .collect()
+        scan(py, "WarcScanner.feed", &mut self.inner, |s| {
+            s.feed(bytes, last)
+        })
     }
 
     /// feed_file(path, offset, size, last) -> (list[pyarrow.StructArray], int): like `feed` with `size` bytes
@@ -125,16 +118,7 @@ impl WarcScanner {
     /// advance(n) -> list[pyarrow.StructArray]: scan the next `n` bytes of the mapped range; the batches
     /// completed by them. The last bytes of the range end the input.
     fn advance(&mut self, py: Python<'_>, n: usize) -> PyResult<Vec<Py<PyAny>>> {
-        const K: &str = "WarcScanner.advance";
-        let scanner = &mut self.inner;
-        let batches = run(py, K, move || {
-            scanner.advance(n);
-            Ok(scanner.take_batches())
-        })?;
-        batches
-            .into_iter()
-            .map(|b| export(py, K, Arc::new(b) as ArrayRef))
-            .collect()
+        scan(py, "WarcScanner.advance", &mut self.inner, |s| s.advance(n))
     }
 
     /// True once the scan ended (the end of the input, or damage); later input is ignored.
@@ -148,6 +132,23 @@ impl WarcScanner {
     fn damage(&self) -> Option<(u64, String)> {
         self.inner.damage().cloned()
     }
+}
+
+/// Run `step` on the scanner without the GIL and export the batches it completed.
+fn scan(
+    py: Python<'_>,
+    k: &str,
+    scanner: &mut Scanner,
+    step: impl FnOnce(&mut Scanner) + Send,
+) -> PyResult<Vec<Py<PyAny>>> {
+    let batches = run(py, k, move || {
+        step(scanner);
+        Ok(scanner.take_batches())
+    })?;
+    batches
+        .into_iter()
+        .map(|b| export(py, k, Arc::new(b) as ArrayRef))
+        .collect()
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
