@@ -167,23 +167,3 @@ def test_the_command_keeps_arrows_allocator_off_transparent_huge_pages():
     if pool != "mimalloc" or seen["bare"] == 0:
         pytest.skip(f"Arrow's pool here ({pool}) advises no huge pages: nothing for mdf to turn off")
     assert seen["mdf"] == 0, f"{seen['mdf']} mapping(s) advised MADV_HUGEPAGE in the mdf process"
-
-
-@pytest.mark.parametrize("user_value", [None, ""])
-def test_the_command_spares_pydantics_plugin_scan_unless_the_user_asks_for_it(user_value):
-    """Building the first pydantic model (the recipe's) makes pydantic read every installed distribution's entry
-    points for its ``pydantic`` group, ~10-25 ms a run beside mdf's own plugin scan. ``mdf``'s command sets
-    ``PYDANTIC_DISABLE_PLUGINS=__all__`` and keeps a user's value (empty: load them).
-
-    Seen red with the ``setdefault`` in ``mdf.cli`` removed: pydantic had scanned (its plugin cache was set)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
-    if user_value is not None:
-        env["PYDANTIC_DISABLE_PLUGINS"] = user_value
-    code = (
-        "import mdf.cli\nimport pydantic\nfrom pydantic.plugin import _loader\n"
-        "class M(pydantic.BaseModel):\n    x: int\n"
-        "print(_loader._plugins is None)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == (["True"] if user_value is None else ["False"])

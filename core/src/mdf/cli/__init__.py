@@ -22,12 +22,6 @@ them (``madvise(MADV_HUGEPAGE)``, seen with ``strace``). Where the kernel's THP 
 2 MiB: ``perf`` of W1 200 K showed 25-36 % of the run's samples in the kernel's ``clear_page_erms``, and six
 interleaved runs spread 1.78-2.97 s (CPU 4.55 s, medians). With the variable at 0 the arenas commit on demand in
 4 KiB pages: 2.01-2.08 s (CPU 3.50 s) (``benchmarks/README.md``, "Allocator").
-
-``PYDANTIC_DISABLE_PLUGINS`` defaults to ``__all__`` the same way. When the first pydantic model is built (the
-recipe's), pydantic looks for plugins in the ``pydantic`` entry-point group, which reads the entry points of
-every installed distribution: a second scan beside the one that finds mdf's own plugins, ~10-25 ms of every run
-(``PYDANTIC_DISABLE_PLUGINS`` in ``benchmarks/README.md``). Pydantic plugins instrument user models (logfire,
-for one); mdf's models are its recipe's. To load them in an mdf run, set the variable to an empty value.
 """
 
 from __future__ import annotations
@@ -36,7 +30,6 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported (see the module docstring)
 os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")  # before pyarrow loads mimalloc (the same)
-os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")  # before the first model is built (the same)
 
 import importlib
 import sys
