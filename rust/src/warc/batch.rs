@@ -131,9 +131,7 @@ impl Batch {
         self.body_bytes = 0;
         StructArray::new(fields, columns, None)
     }
-}
 
-impl Batch {
     /// The body column, its bytes lent to Arrow from the pool (the scanner starts a new batch after this).
     fn finish_body(&mut self) -> BinaryArray {
         let values = std::mem::take(&mut self.body);

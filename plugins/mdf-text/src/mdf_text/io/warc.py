@@ -223,9 +223,9 @@ def _split_content_types(struct: pa.StructArray) -> tuple[pa.Array, pa.Array]:
     outside ASCII) split by :func:`_content_types`."""
     raw = struct.field("content_type")
     mime, charset = struct.field("mime"), struct.field("charset")
-    if pc.all(pc.string_is_ascii(raw)).as_py() is not False:
-        return mime, charset
     ascii_ = pc.fill_null(pc.string_is_ascii(raw), True)
+    if pc.all(ascii_).as_py() is not False:
+        return mime, charset
     py_mime, py_charset = _content_types(raw)
     return pc.if_else(ascii_, mime, py_mime), pc.if_else(ascii_, charset, py_charset)
 

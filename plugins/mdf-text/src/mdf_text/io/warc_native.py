@@ -29,9 +29,10 @@ from mdf import Shard, damaged_input_batch, has_native_kernel
 from mdf.storage import is_remote
 
 _CHUNK = 4 << 20  # bytes read per feed: the kernel's work per call dwarfs the Python call
-# Bytes of a local file read through Python to tell its codec; the kernel reads the rest itself. A 4 MiB head
-# cost a fresh 4 MiB bytes object and a second copy into the kernel: ~1.3 ms of a 14 ms read of a 42 MB file.
-_HEAD = 64 << 10
+# Bytes of a local file read through Python: its codec's magic bytes. The kernel maps or reads the file itself;
+# a 4 MiB head cost a fresh 4 MiB bytes object and a second copy into the kernel (~1.3 ms of a 14 ms read of a
+# 42 MB file), and on the mapped path any head is read for nothing but the codec.
+_HEAD = 8
 # Body bytes per batch (at most; fewer when the reader's own limit is lower). Why 16 MiB and not the FastWARC
 # path's 256 MiB: a batch's body buffer goes back to the kernel's pool when the pipeline drops the batch
 # (mdf_kernels recycle.rs), and the pool keeps buffers of up to 40 MiB; a bigger one would be fresh mmap pages,
