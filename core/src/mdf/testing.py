@@ -159,4 +159,6 @@ def local_ray() -> Iterator[None]:
     try:
         yield
     finally:
-        ray.shutdown()
+        from mdf.executor.placement import stop_local_ray
+
+        stop_local_ray()
