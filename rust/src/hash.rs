@@ -5,7 +5,7 @@ use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
 use crate::columns::{BytesColumn, BytesKind};
 use crate::error::{KResult, KernelError};
-use crate::normalize::{normalize_into, Normalize};
+use crate::normalize::{normalize_into, utf8_text, Normalize};
 
 /// Parse the `normalize` argument; only string columns may be normalised.
 pub fn parse_normalize(mode: Option<&str>, kind: BytesKind) -> KResult<Option<Normalize>> {
@@ -45,7 +45,7 @@ fn with_normalized<T>(
     match mode {
         None => f(bytes),
         Some(m) => {
-            let text = String::from_utf8_lossy(bytes);
+            let text = utf8_text(bytes);
             normalize_into(&text, m, &mut s.tmp, &mut s.out);
             f(s.out.as_bytes())
         }
