@@ -187,7 +187,10 @@ def _processes_under(path: str) -> list[int]:
 
 def test_no_ray_process_outlives_a_killed_driver_by_more_than_seconds(inline_output, tmp_path):
     """SIGKILL of `mdf run` while its local Ray starts its actors: Ray's processes follow within seconds. The
-    recipe sleeps 0.5 s a batch (~15 s of work), so the run is still going when it is killed on any machine."""
+    recipe sleeps 0.5 s a batch (~15 s of work), so the run is still going when it is killed on any machine.
+
+    Seen red (24 s) when the kill found actor workers still starting: each tried the dead GCS four times with
+    Ray's 5 s connect timeout; a local Ray now gets 2 s (``RAY_gcs_rpc_server_connect_timeout_s``), 11 s in all."""
     glob, _ = inline_output
     ray_tmp = tempfile.mkdtemp(prefix="mdfk-", dir="/tmp")
     slow = [{"delay_refiner": {"seconds_per_batch": 0.5}}]
