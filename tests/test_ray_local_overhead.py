@@ -8,7 +8,7 @@
   ``monitor_alive_at_shutdown`` was true. (A plain ``ray.shutdown()`` took 1.3 s here, the close with the kill
   0.1-0.3 s.)
 * **Start.** The raylet's first connection to its object store races the store's thread and, when it loses,
-  waits Ray's retry interval of a second (2-4 of 8 starts here). mdf's local Ray retries every 0.1 s
+  waits Ray's retry interval of a second (5 of 17 starts here). mdf's local Ray retries every 0.1 s
   (:data:`mdf.executor.placement.FAST_CONNECT`, the same 10 s budget). The test reads the raylet's environment:
   Ray's settings reach its processes only that way. Seen red with the settings left out of ``_ray_environment``:
   the raylet had neither variable.

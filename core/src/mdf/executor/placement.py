@@ -113,7 +113,7 @@ def _recorded_cluster() -> str | None:
 
 # A raylet connects to its own object store, and a worker to its raylet, retrying every
 # ``raylet_client_connect_timeout_milliseconds`` (1,000 by default) up to ``..._num_connect_attempts`` times (10).
-# The raylet's first try races the store's thread: in 2-4 of 8 local starts here it lost and waited the full
+# The raylet's first try races the store's thread: in 5 of 17 local starts here it lost and waited the full
 # second (``raylet.out``: 1.00 s between "Starting object store" and "ObjectManager server started"; ``ray.init``
 # 3.2 s instead of 2.2 s). Retrying every 100 ms, 100 times, keeps Ray's 10 s budget and waits 0.1 s at most
 # (0 of 18 starts over 2.3 s).
