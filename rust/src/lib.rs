@@ -16,6 +16,7 @@ pub mod merge;
 pub mod minhash;
 pub mod near;
 pub mod normalize;
+pub mod permute;
 pub mod pool;
 pub mod recycle;
 pub mod sort_pairs;
