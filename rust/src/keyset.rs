@@ -75,6 +75,25 @@ fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// Write a zero byte into every page of a zeroed slot array before the table reads it.
+///
+/// A large `vec![0; n]` is fresh `mmap` memory. The probes read a page first, which maps the
+/// kernel's shared zero page; the first insert into it then faults again to copy it, and that
+/// fault flushes the TLB of every CPU running the process (`do_wp_page`, 2-3 % of a W3 MinHash
+/// run in `perf`). A write first maps a zeroed page of its own at once. On memory the allocator
+/// reused (already zeroed by `calloc`) it is one store a page.
+fn touch_for_write<K: Key>(slots: &mut [K]) {
+    const PAGE: usize = 4096;
+    let bytes = std::mem::size_of_val(slots);
+    let p = slots.as_mut_ptr().cast::<u8>();
+    for off in (0..bytes).step_by(PAGE) {
+        // SAFETY: `off < bytes`, inside the slice; every key type's default (the empty slot)
+        // is all zero bytes, so the slot's value does not change. Volatile: the store must
+        // happen although it writes what the allocator promised is there.
+        unsafe { std::ptr::write_volatile(p.add(off), 0) };
+    }
+}
+
 impl<K: Key> Default for KeyTable<K> {
     fn default() -> Self {
         Self::new()
@@ -125,7 +144,9 @@ impl<K: Key> KeyTable<K> {
 
     fn grow_to(&mut self, n_slots: usize) {
         debug_assert!(n_slots.is_power_of_two());
-        let old = std::mem::replace(&mut self.slots, vec![K::default(); n_slots]);
+        let mut slots = vec![K::default(); n_slots];
+        touch_for_write(&mut slots);
+        let old = std::mem::replace(&mut self.slots, slots);
         let mask = n_slots - 1;
         for (j, &k) in old.iter().enumerate() {
             if let Some(&ahead) = old.get(j + PREFETCH_AHEAD) {
