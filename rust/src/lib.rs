@@ -25,6 +25,7 @@ pub mod text;
 pub mod unionfind;
 pub mod url;
 pub mod warc;
+pub mod words;
 
 mod py_arrow;
 mod py_fasttext;
