@@ -3,13 +3,21 @@
 mdf's documented shingling, and their time includes that tokenization (end to end, text in,
 signature out); rensa's hashing-only time on pre-tokenized input is printed too.
 
-Run: python benchmarks/bench_kernels_minhash.py
+``--texts aeb`` uses the main text of the 181 real article pages in ``../shared/data/aeb/``
+(``ground-truth.json``, read in place, cycled to the same number of documents) instead: 161 of
+them hold a curly quote, a dash or an accented letter, which the generated texts never do.
+
+Run: python benchmarks/bench_kernels_minhash.py [--texts aeb]
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import re
 import sys
+from pathlib import Path
 
 from bench_kernels_common import best_of, emit, english_like_texts, run_worker, worker_name
 
@@ -17,6 +25,15 @@ N_DOCS = 4000
 N_DOCS_SLOW = 400  # datasketch is measured on fewer docs; rates are per doc
 NUM_PERM, NGRAM = 128, 5
 PUNCT = re.compile(r"[^\w\s]")
+AEB = Path(__file__).resolve().parents[2] / "shared" / "data" / "aeb" / "ground-truth.json"
+
+
+def documents(n: int) -> list[str]:
+    """``n`` documents of the source ``MDF_BENCH_TEXTS`` names: generated, or the AEB pages' main text cycled."""
+    if os.environ.get("MDF_BENCH_TEXTS") != "aeb":
+        return english_like_texts(n)
+    bodies = [v["articleBody"] for v in json.loads(AEB.read_text()).values() if v.get("articleBody")]
+    return [bodies[i % len(bodies)] for i in range(n)]
 
 
 def shingles(text: str) -> list[str]:
@@ -32,14 +49,14 @@ def worker(name: str) -> None:
 
         import mdf_kernels as mk
 
-        arr = pa.array(english_like_texts(N_DOCS))
+        arr = pa.array(documents(N_DOCS))
         mk.minhash(arr.slice(0, 10))
         secs = best_of(lambda: mk.minhash(arr, num_perm=NUM_PERM, ngram=NGRAM))
         emit({"docs_per_s": N_DOCS / secs, "threads": mk.num_threads()})
     elif name == "datasketch":
         from datasketch import MinHash
 
-        texts = english_like_texts(N_DOCS_SLOW)
+        texts = documents(N_DOCS_SLOW)
 
         def run():
             for t in texts:
@@ -51,7 +68,7 @@ def worker(name: str) -> None:
     elif name == "rensa":
         from rensa import RMinHash
 
-        texts = english_like_texts(N_DOCS)
+        texts = documents(N_DOCS)
 
         def per_row():
             for t in texts:
@@ -73,12 +90,19 @@ def worker(name: str) -> None:
 
 
 def main() -> None:
-    one = {"MDF_NUM_THREADS": "1", "RAYON_NUM_THREADS": "1"}
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--texts", choices=["generated", "aeb"], default="generated")
+    args = ap.parse_args()
+    if args.texts == "aeb" and not AEB.exists():
+        raise SystemExit(f"--texts aeb needs {AEB} (see ../shared/data/README.md)")
+    source = {"MDF_BENCH_TEXTS": args.texts}
+    one = {"MDF_NUM_THREADS": "1", "RAYON_NUM_THREADS": "1", **source}
     mdf1 = run_worker(__file__, "mdf", one)["docs_per_s"]
     ds = run_worker(__file__, "datasketch", one)["docs_per_s"]
     rensa = run_worker(__file__, "rensa", one)
-    mdf2 = run_worker(__file__, "mdf", {"MDF_NUM_THREADS": "2"})
-    print(f"minhash, {NUM_PERM} perms, word {NGRAM}-grams, ~2.5 KB texts, docs/s (single thread unless noted)")
+    mdf2 = run_worker(__file__, "mdf", {"MDF_NUM_THREADS": "2", **source})
+    what = "~2.5 KB generated texts" if args.texts == "generated" else "the AEB pages' main text"
+    print(f"minhash, {NUM_PERM} perms, word {NGRAM}-grams, {what}, docs/s (single thread unless noted)")
     print(f"  mdf_kernels.minhash          {mdf1:12,.0f}")
     print(f"  datasketch update_batch      {ds:12,.0f}   mdf/datasketch = {mdf1 / ds:6.1f}x")
     print(
