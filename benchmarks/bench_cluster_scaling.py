@@ -11,6 +11,8 @@ own ``metrics.wall_s``):
 * ``two nodes / one node`` — the issue's target is >= 1.7x;
 * ``one Ray node / inline on one core`` — the Ray executor's efficiency per node (``taskset -c 0 mdf run``
   with ``executor.workers=1``; the issue's target for Ray vs inline on one machine is >= 0.85x);
+* under each run, the CPU seconds its processes spent, by host and kind (SeaweedFS, the replicas, the key-state
+  buckets, the driver, Ray's daemons), polled from ``/proc`` every 0.3 s (a process's last 0.3 s can be missed);
 * with ``--kill``, ``w2 killed at half the shards / clean two-host run`` — on a fresh two-host cluster, every
   process of worker host w2 is killed once 4 of the 8 shards are committed: the run's wall against the clean
   two-host run (the issue's target is <= 1.5x) and its rows written and rejected against the clean run's.
@@ -32,7 +34,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -72,6 +76,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="mdf-bench-cluster-"))
     local = many_rows_parquet(work / "in", files=8, rows=args.rows // 8)
     results: dict[str, tuple[float, float, list[float]]] = {}
+    by_process: dict[str, Counter[tuple[str, str]]] = {}
     written: dict[str, tuple[int, int]] = {}
     mdf = str(BIN / "mdf")
 
@@ -83,11 +88,12 @@ def main() -> None:
             out = f"s3://mdf-out/{tmp.name}" if args.s3 else str(tmp)
             path = recipe(tmp, data, {**executor, "batch_rows": args.batch_rows}, replicas, out)
             before, start = core_busy(), time.perf_counter()
-            proc = cluster.popen(*pin, mdf, "run", "-q", str(path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)  # fmt: skip
-            if kill_at:
-                kill_when_committed(cluster, proc, kill_at, tmp, args.s3)
-            _, err = proc.communicate()
+            with ProcessCpu() as cpu:
+                proc = cluster.popen(*pin, mdf, "run", "-q", str(path), stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)  # fmt: skip
+                if kill_at:
+                    kill_when_committed(cluster, proc, kill_at, tmp, args.s3)
+                _, err = proc.communicate()
             wall = time.perf_counter() - start
             busy = [b - a for a, b in zip(before, core_busy(), strict=True)]
             if proc.returncode != 0:
@@ -99,6 +105,7 @@ def main() -> None:
             written[name] = metrics["rows_written"], metrics["rows_rejected"]
             if name not in results or got[0] < results[name][0]:
                 results[name] = got
+                by_process[name] = cpu.spent()
 
     for workers in (1, 2, 0) if args.kill else (1, 2):
         with started(workers=workers or 2, s3=args.s3) as cluster:
@@ -123,6 +130,10 @@ def main() -> None:
         cores = ", ".join(f"cpu{i} {b:.1f} s" for i, b in enumerate(busy))
         print(f"{name:18s} process {wall:7.2f} s   run {run_wall:7.2f} s   {args.rows / wall:10,.0f} rows/s   "
               f"busy: {cores} ({sum(busy) / wall:.2f} cores on average)")  # fmt: skip
+        spent = by_process[name]
+        print("    CPU-s by host and process: " + ", ".join(
+            f"{host} {kind} {s:.1f}" for (host, kind), s in spent.most_common() if s >= 0.5
+        ) + f" (all: {sum(spent.values()):.1f})")  # fmt: skip
     one, two, inline = results["ray, 1 node(s)"], results["ray, 2 node(s)"], results["inline, one core"]
     print(f"two nodes / one node: {one[0] / two[0]:.2f}x (process), {one[1] / two[1]:.2f}x (run)   target >= 1.7x")
     print(f"one Ray node / inline on one core: {inline[0] / one[0]:.2f}x (process), {inline[1] / one[1]:.2f}x (run)")
@@ -169,6 +180,55 @@ def core_busy() -> list[float]:
             ticks = [int(f) for f in fields]
             out.append((sum(ticks[:8]) - ticks[3] - ticks[4]) / tick)
     return out
+
+
+class ProcessCpu:
+    """CPU seconds (user + system) of every process that runs while the block does, by network host and kind.
+
+    Polled from ``/proc`` every 0.3 s: Ray's actors exit at the end of a run, so one reading at the end would
+    miss them. The host is the process's network namespace (the cluster's, by ``/run/netns``)."""
+
+    KINDS = ("weed", "ray::ShardRunner", "ray::StateBucket", "ray::", "mdf run", "raylet", "gcs_server")
+
+    def __enter__(self) -> ProcessCpu:
+        self.hosts = {os.stat(p).st_ino: p.name.rsplit("-", 1)[-1] for p in Path("/run/netns").glob("*")}
+        self.first: dict[int, float] = {}
+        self.last: dict[int, tuple[float, str, str]] = {}
+        self._read()
+        self.first = {pid: cpu for pid, (cpu, _, _) in self.last.items()}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        self._read()
+
+    def _poll(self) -> None:
+        while not self.stop.wait(0.3):
+            self._read()
+
+    def _read(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                host = self.hosts.get(os.stat(d / "ns" / "net").st_ino, "root")
+            except OSError:
+                continue
+            kind = next((k for k in self.KINDS if k in cmd), "other")
+            self.last[int(d.name)] = ((int(fields[11]) + int(fields[12])) / tick, host, kind)
+
+    def spent(self) -> Counter[tuple[str, str]]:
+        out: Counter[tuple[str, str]] = Counter()
+        for pid, (cpu, host, kind) in self.last.items():
+            out[(host, kind.removeprefix("ray::") or "other actors")] += cpu - self.first.get(pid, 0.0)
+        return out
 
 
 def _int_or_auto(value: str) -> int | str:
