@@ -14,7 +14,6 @@ The project's own tests use these, so a third-party operator is held to the same
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -140,10 +139,9 @@ def local_ray() -> Iterator[None]:
     Ray gets 2 logical CPUs whatever the machine has: the tests' replica and placement figures (``test_unfused_
     stages_get_their_own_actors``: one replica each, "then none left") are written for 2, and on a 16-core CI
     machine Ray would place more."""
-    from mdf.executor.placement import FAST_CONNECT
+    from mdf.executor.placement import fast_connect
 
-    for key, value in FAST_CONNECT.items():  # as connect() starts a local Ray, before Ray reads its settings
-        os.environ.setdefault(key, value)
+    fast_connect()  # as connect() starts a local Ray, before Ray reads its settings
     try:
         import ray
     except ImportError:

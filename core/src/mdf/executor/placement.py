@@ -123,6 +123,13 @@ FAST_CONNECT = {
 }
 
 
+def fast_connect() -> None:
+    """:data:`FAST_CONNECT` for the Ray this process starts next, unless the user set them (Ray reads them when
+    it is imported and its processes inherit them)."""
+    for key, value in FAST_CONNECT.items():
+        os.environ.setdefault(key, value)
+
+
 def _ray_environment(address: str | None, spec: RayParams) -> None:
     """Ray's own settings, as environment variables Ray reads when it is imported and that its processes inherit.
 
@@ -147,8 +154,7 @@ def _ray_environment(address: str | None, spec: RayParams) -> None:
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_enable_pipe_based_agent_to_parent_health_check", "1")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    for key, value in FAST_CONNECT.items():
-        os.environ.setdefault(key, value)
+    fast_connect()
     timeout = LOCAL_GCS_TIMEOUT_S if address is None else max(1, int(spec.connect_timeout_s))
     os.environ.setdefault("RAY_gcs_rpc_server_reconnect_timeout_s", str(timeout))
     if address is None:
