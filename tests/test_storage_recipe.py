@@ -1,9 +1,9 @@
 """The recipe's ``storage:`` block: the endpoint and keys given only there reach the reader, in the driver and in
 Ray's actors, and the secret never reaches ``run.json``, ``run.log``, ``metrics.json``, the report or the terminal.
 
-Fails with the Ray actors not applying the settings (``_configure_storage`` a no-op): seen (the loader, with no
-endpoint in its environment, failed; its StorageError did not even unpickle on the driver, so Ray printed
-``UnserializableException``: fixed too, ``core/tests/test_storage_errors.py``)."""
+Fails with the Ray actors not applying the settings (``_set_up_process`` not configuring storage): seen (the
+loader, with no endpoint in its environment, failed; its StorageError did not even unpickle on the driver, so Ray
+printed ``UnserializableException``: fixed too, ``core/tests/test_storage_errors.py``)."""
 
 from __future__ import annotations
 

@@ -51,6 +51,9 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
             return None
+        from mdf.pandas_probe import defer_pandas
+
+        defer_pandas()  # before any module of the command converts a Python value with pyarrow
         return importlib.import_module(f"mdf.cli.{cmd_name}").command  # type: ignore[no-any-return]
 
 

@@ -28,6 +28,7 @@ from mdf.executor.passes import attach_state
 from mdf.executor.threads import prefetch
 from mdf.io.base import Shard
 from mdf.metrics import OperatorMetrics, RunMetrics
+from mdf.pandas_probe import defer_pandas
 from mdf.plugins import load_plugins
 from mdf.recipe import ComponentSpec, StageSpec
 from mdf.resolve import build_component
@@ -38,9 +39,12 @@ from mdf.storage.parts import PartUploads, node_address
 Payload = tuple[pa.RecordBatch, list[pa.RecordBatch], list[OperatorMetrics]]
 
 
-def _configure_storage(storage: Any) -> None:
-    """The recipe's ``storage:`` settings in this actor's process (the driver's :func:`mdf.storage.configure` does
-    not reach it); ``None``: the AWS chain and environment, as in the driver."""
+def _set_up_process(storage: Any) -> None:
+    """What the ``mdf`` command does for its own process, done in this actor's: pyarrow kept from importing pandas
+    (:mod:`mdf.pandas_probe`: ~0.5 s of CPU per actor where pandas is installed), and the recipe's ``storage:``
+    settings (the driver's :func:`mdf.storage.configure` does not reach it); ``None``: the AWS chain and
+    environment, as in the driver."""
+    defer_pandas()
     if storage is not None:
         from mdf.storage import configure
 
@@ -51,7 +55,7 @@ class Loader:
     """Owns a disjoint list of shards and hands out one batch per call, reading the next one meanwhile."""
 
     def __init__(self, reader: ComponentSpec, shards: list[Shard], batch_rows: int, storage: Any = None) -> None:
-        _configure_storage(storage)
+        _set_up_process(storage)
         self.reader = build_component(load_plugins().readers, reader, "reader")
         self.shards = shards
         self.batch_rows = batch_rows
@@ -97,7 +101,7 @@ class StageWorker:
         keep_rejected: bool = True,
         storage: Any = None,
     ) -> None:
-        _configure_storage(storage)
+        _set_up_process(storage)
         self.keep_rejected = keep_rejected
         plugins = load_plugins()
         self.names = [stage.name for _, stage in stages]
@@ -151,7 +155,7 @@ class ShardWriter:
     ) -> None:
         """``targets``: the ``s3://`` outputs' :class:`mdf.storage.parts.PartTarget` by role; their parts are
         written in this node's own folder and uploaded to the run's staging prefix on commit."""
-        _configure_storage(storage)
+        _set_up_process(storage)
         self.uploads = PartUploads(targets or {})
         writers = load_plugins().writers
         w = build_component(writers, self.uploads.localize(writer, "writer"), "writer")
@@ -217,7 +221,7 @@ class ShardRunner:
         targets: Any = None,
         fail_on_damage: bool = False,
     ) -> None:
-        _configure_storage(storage)
+        _set_up_process(storage)
         self.reader = build_component(load_plugins().readers, reader, "reader")
         self.batch_rows = batch_rows
         self.fail_on_damage = fail_on_damage
