@@ -80,12 +80,15 @@ _EXPORTS = {
     "damaged_input_batch": "mdf.io.base",
     "expand_paths": "mdf.io.sharding",
     "has_native_kernel": "mdf.native",
+    "as_numpy": "mdf.arrowpy",
+    "lit": "mdf.arrowpy",
     "native_kernel": "mdf.native",
     "with_columns": "mdf.native",
     "shard_ids": "mdf.io.sharding",
 }
 
 if TYPE_CHECKING:
+    from mdf.arrowpy import as_numpy, lit
     from mdf.deduplicator import Deduplicator, DedupParams
     from mdf.errors import InputError, MdfError, MissingDependencyError, OperatorError, PluginError, RecipeError
     from mdf.executor.api import Executor, ExecutorParams
@@ -140,11 +143,13 @@ __all__ = [
     "StateType",
     "Writer",
     "__version__",
+    "as_numpy",
     "damaged_input_batch",
     "expand_paths",
     "has_native_kernel",
     "hookimpl",
     "lazy_exports",
+    "lit",
     "native_kernel",
     "shard_ids",
     "with_columns",

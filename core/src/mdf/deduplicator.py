@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field
 
+from mdf.arrowpy import as_numpy, lit
 from mdf.errors import OperatorError
 from mdf.metrics import REASON
 from mdf.operators import BatchContext, Operator, Params
@@ -162,8 +163,8 @@ class Deduplicator(Operator):
         if n == 0 or len(keys) % n:
             raise OperatorError(f"deduplicator '{self.name}': keys() gave {len(keys)} keys for {n} rows")
         k = len(keys) // n
-        valid = np.ones(len(keys), dtype=bool) if not keys.null_count else keys.is_valid().to_numpy(False)
-        values = keys.fill_null(0).cast(pa.uint64()).to_numpy(zero_copy_only=False)
+        valid = np.ones(len(keys), dtype=bool) if not keys.null_count else as_numpy(keys.is_valid())
+        values = as_numpy(keys.fill_null(0).cast(pa.uint64()))
         if self.mode == "cluster":
             return self._cluster(batch, ctx, values, valid, k)
         # claimant slot of key j of row i: (row_offset + i) * k + j, unique within the shard
@@ -216,9 +217,9 @@ class Deduplicator(Operator):
         if kept_n == batch.num_rows:
             return batch, None
         gone = pa.array(~is_new)
-        reason: pa.Array = pa.repeat(pa.scalar(f"{self.name}:{self.reason}"), batch.num_rows - kept_n)
+        reason: pa.Array = pa.repeat(lit(f"{self.name}:{self.reason}"), batch.num_rows - kept_n)
         if in_index is not None:
-            reason = pc.if_else(pa.array(in_index[~is_new]), pa.scalar(f"{self.name}:{self.index_reason}"), reason)
+            reason = pc.if_else(pa.array(in_index[~is_new]), lit(f"{self.name}:{self.index_reason}"), reason)
         if self.keep_rejected:
             dup = batch.filter(gone).append_column(REASON, reason)
             if in_index is not None and duplicate_of is not None:

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from mdf.arrowpy import as_numpy, lit
 from mdf.metrics import REASON
 
 IGNORED_COLUMNS = (REASON, "_raw")  # reader bookkeeping, not payload
@@ -60,17 +61,17 @@ def _array_row_bytes(arr: pa.Array) -> np.ndarray:
         return _array_row_bytes(arr.storage)
     if pa.types.is_dictionary(t):
         values = _array_row_bytes(arr.dictionary)
-        idx = pc.fill_null(arr.indices, 0).to_numpy(zero_copy_only=False)
+        idx = as_numpy(pc.fill_null(arr.indices, lit(0)))
         picked = values[idx] if len(values) else np.zeros(n)
         return picked * _valid(arr) + t.index_type.bit_width / 8
     if _is_binary_like(t):
-        lengths = pc.fill_null(pc.binary_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.float64)
+        lengths = as_numpy(pc.fill_null(pc.binary_length(arr), lit(0))).astype(np.float64)
         return lengths + _offset_width(t)
     if pa.types.is_fixed_size_binary(t):
         return np.full(n, float(t.byte_width))
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         child = _array_row_bytes(pc.list_flatten(arr))
-        parents = pc.list_parent_indices(arr).to_numpy(zero_copy_only=False)
+        parents = as_numpy(pc.list_parent_indices(arr))
         offsets = 0.0 if pa.types.is_fixed_size_list(t) else _offset_width(t)
         return np.bincount(parents, weights=child, minlength=n).astype(np.float64) + offsets
     if pa.types.is_struct(t):
@@ -104,7 +105,7 @@ def _offset_width(t: pa.DataType) -> float:
 
 
 def _valid(arr: pa.Array) -> np.ndarray:
-    return pc.is_valid(arr).to_numpy(zero_copy_only=False).astype(np.float64)
+    return as_numpy(pc.is_valid(arr)).astype(np.float64)
 
 
 def row_text_chars(data: pa.Table | pa.RecordBatch) -> np.ndarray:
@@ -113,7 +114,7 @@ def row_text_chars(data: pa.Table | pa.RecordBatch) -> np.ndarray:
     for name, column in zip(data.schema.names, data.columns, strict=True):
         t = column.type
         if name not in IGNORED_COLUMNS and (pa.types.is_string(t) or pa.types.is_large_string(t)):
-            total += pc.fill_null(pc.utf8_length(column), 0).to_numpy(zero_copy_only=False)
+            total += as_numpy(pc.fill_null(pc.utf8_length(column), lit(0)))
     return total
 
 
@@ -149,7 +150,7 @@ def _flat_strings(column: pa.Array | pa.ChunkedArray) -> tuple[pa.Array | None, 
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         if not (pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)):
             return None, np.zeros(0, dtype=np.int64)
-        return pc.list_flatten(arr), pc.list_parent_indices(arr).to_numpy(zero_copy_only=False)
+        return pc.list_flatten(arr), as_numpy(pc.list_parent_indices(arr))
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return arr, np.arange(len(arr))
     return None, np.zeros(0, dtype=np.int64)

@@ -254,7 +254,7 @@ def _rejected_batch(rows: list[tuple[str, str, str | None]], shard: Shard) -> pa
             pa.array([r for r, _, _ in rows], pa.string()),
             pa.array([w for _, w, _ in rows], pa.string()),
             pa.array([d for _, _, d in rows], pa.string()),
-            pa.repeat(pa.scalar(shard.id), len(rows)),
+            pa.repeat(pa.scalar(shard.id, pa.string()), len(rows)),
         ],
         names=["_raw", REASON, REASON_DETAIL, "_shard"],
     )

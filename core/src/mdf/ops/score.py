@@ -17,18 +17,21 @@ A null score fails every threshold: its row is rejected with the same reason, ``
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from mdf.arrowpy import as_numpy, lit
 from mdf.errors import MdfError, RecipeError
 from mdf.io.sharding import expand_paths
 from mdf.operators import Filter, Params
 from mdf.storage.urls import is_remote
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
 
 log = logging.getLogger(__name__)
 
@@ -94,10 +97,10 @@ class ScoreFilter(Filter):
         score = batch.column(self.params.column)
         mask: Any = pc.is_valid(score)
         if self.threshold_min is not None:
-            mask = pc.and_(mask, pc.greater_equal(score, self.threshold_min))
+            mask = pc.and_(mask, pc.greater_equal(score, lit(self.threshold_min)))
         if self.params.max is not None:
-            mask = pc.and_(mask, pc.less_equal(score, self.params.max))
-        return pc.fill_null(mask, False), self.params.column
+            mask = pc.and_(mask, pc.less_equal(score, lit(self.params.max)))
+        return pc.fill_null(mask, lit(False)), self.params.column
 
 
 def estimate_threshold(paths: list[str], column: str, fraction: float, sample_rows: int, seed: int = 0) -> float:
@@ -111,7 +114,7 @@ def estimate_threshold(paths: list[str], column: str, fraction: float, sample_ro
     keep = min(1.0, sample_rows / total) if total else 1.0
     parts: list[np.ndarray] = []
     for batch in dataset.to_batches(columns=[column]):
-        values = batch.column(0).drop_null().to_numpy(zero_copy_only=False)
+        values = as_numpy(batch.column(0).drop_null())
         if keep < 1.0:
             values = values[rng.random(len(values)) < keep]
         parts.append(values.astype(np.float64, copy=False))
@@ -124,7 +127,12 @@ def estimate_threshold(paths: list[str], column: str, fraction: float, sample_ro
 def scored_dataset(files: list[str]) -> ds.Dataset:
     """The Parquet files as one dataset: local paths, or URLs of one object store read through its pyarrow file
     system (:meth:`mdf.storage.Storage.resolve`: footers and the score column's pages by range), so a cut can
-    be set from a scored output on S3 without copying it."""
+    be set from a scored output on S3 without copying it.
+
+    ``pyarrow.dataset`` is imported here, for ``estimate_from`` only: its import imports pandas where pandas is
+    installed (0.5 s; :mod:`mdf.pandas_probe`), which a ``min``/``max`` cut never needs."""
+    import pyarrow.dataset as ds
+
     if not any(is_remote(f) for f in files):
         return ds.dataset(files, format="parquet")
     from mdf.storage import default

@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from mdf.arrowpy import as_numpy
+from mdf.pandas_probe import defer_pandas
 from mdf.state.types import StateType
 
 
@@ -45,7 +47,7 @@ class _PySet:
         self._seen: set[int] = set()
 
     def insert_new(self, keys: pa.Array) -> pa.BooleanArray:
-        values = keys.to_numpy(zero_copy_only=False)
+        values = as_numpy(keys)
         _, first = np.unique(values, return_index=True)
         new = np.zeros(len(values), dtype=bool)
         new[first] = True
@@ -89,6 +91,7 @@ class _Memo:
 
 class StateBucket:
     def __init__(self, index: int = 0) -> None:
+        defer_pandas()  # a Ray actor's process: see mdf.pandas_probe
         self.index = index
         self.sets: dict[str, Any] = {}
         self.memos: dict[str, dict[str, _Memo]] = {}
@@ -102,7 +105,7 @@ class StateBucket:
         key_set = self.sets.get(namespace)
         if key_set is None:
             key_set = self.sets[namespace] = new_key_set()
-        new = key_set.insert_new(pa.array(keys, type=pa.uint64())).to_numpy(zero_copy_only=False).copy()
+        new = as_numpy(key_set.insert_new(pa.array(keys, type=pa.uint64()))).copy()
         memo = self.memos.setdefault(namespace, {}).setdefault(shard, _Memo())
         if not new.all():
             new |= memo.get(slots)

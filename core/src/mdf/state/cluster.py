@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mdf.arrowpy import as_numpy
+
 POSITION_ROW_BITS = 40  # rows per shard < 2**40; shard index in the bits above
 
 
@@ -51,7 +53,7 @@ def _union_find(left: np.ndarray, right: np.ndarray, n: int) -> np.ndarray:
         return _union_find_numpy(left, right, n)
     import pyarrow as pa
 
-    return union_find(pa.array(left), pa.array(right), n).to_numpy(zero_copy_only=False).astype(np.int64)
+    return as_numpy(union_find(pa.array(left), pa.array(right), n)).astype(np.int64)
 
 
 def _union_find_numpy(left: np.ndarray, right: np.ndarray, n: int) -> np.ndarray:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from mdf import NO_MATCH, KeyState, StateType
+from mdf import NO_MATCH, KeyState, StateType, as_numpy
 
 
 class NearIndexState(StateType):
@@ -33,7 +33,7 @@ class NearIndexState(StateType):
         found = self.index.query_insert(
             pa.array(keys, u64), pa.array(hashes, u64), pa.array(positions, u64), max_distance, stride
         )
-        return found.fill_null(NO_MATCH).to_numpy(zero_copy_only=False)
+        return as_numpy(found.fill_null(NO_MATCH))
 
     def stats(self) -> tuple[int, int]:
         return len(self.index), int(self.index.memory_bytes())

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from mdf import OperatorError, StateType
+from mdf import OperatorError, StateType, as_numpy
 from mdf_dedup.index import manifest as mf
 from mdf_dedup.index.bloom import LoadedBloom, filter_file, write_bloom
 from mdf_dedup.index.files import open_files
@@ -126,7 +126,7 @@ class IndexState(StateType):
                 sources = rest[0]  # one id a key: a dictionary array over the batch's ids
                 base = sum(len(i) for i in self.ids)
                 wide = np.uint32 if base + len(sources.dictionary) < 1 << 32 else np.uint64
-                rows = sources.indices.to_numpy(zero_copy_only=False)[add].astype(wide) + wide(base)
+                rows = as_numpy(sources.indices)[add].astype(wide) + wide(base)
                 self.ids.append(sources.dictionary)
                 self.added[0] += len(add)
                 self.added[1] += keys.itemsize * len(add) + rows.nbytes
@@ -189,7 +189,7 @@ class IndexState(StateType):
         dictionary = pa.concat_arrays(self.ids)
         used = np.zeros(len(dictionary), dtype=bool)  # the batches' other rows (duplicates, other buckets'): out
         used[ids] = True
-        mask = dictionary.is_null().to_numpy(zero_copy_only=False)[ids] if dictionary.null_count else None
+        mask = as_numpy(dictionary.is_null())[ids] if dictionary.null_count else None
         picked = (np.cumsum(used) - 1)[ids]
         dictionary = dictionary.filter(pa.array(used))
         # Parquet cannot write a null inside a dictionary: a null id is a null index instead

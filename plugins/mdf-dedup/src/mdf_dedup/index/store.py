@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mdf import OperatorError
+from mdf import OperatorError, as_numpy
 from mdf_dedup.index.files import IndexFiles
 from mdf_dedup.index.manifest import gen_files
 
@@ -80,7 +80,7 @@ class LoadedIndex:
         lookup = self._lookup()
         if lookup is None:
             return np.zeros(len(keys), dtype=bool)
-        return lookup.contains(pa.array(keys, pa.uint64())).to_numpy(zero_copy_only=False)
+        return as_numpy(lookup.contains(pa.array(keys, pa.uint64())))
 
     def _lookup(self) -> Any:
         """The keys to search, made on the first call: one generation's keys where they are (the memory-mapped

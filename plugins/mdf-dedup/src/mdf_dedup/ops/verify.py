@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from mdf import NO_MATCH
+from mdf import NO_MATCH, as_numpy
 from mdf_dedup.state import BandOwners, Signatures
 
 CHANCE = 1 / 256
@@ -30,9 +30,9 @@ def verified_matches(op: Any, batch: pa.RecordBatch, rows: np.ndarray) -> np.nda
 
     n, bands, num_perm, state = batch.num_rows, op.bands, op.params.num_perm, op.state
     sigs = op.signatures(batch)
-    valid = sigs.is_valid().to_numpy(zero_copy_only=False)
-    compact = (sigs.values.to_numpy(zero_copy_only=False).reshape(n, num_perm) & 0xFF).astype(np.uint8)
-    keys = lsh_band_keys(sigs, bands, op.rows).fill_null(0).to_numpy(zero_copy_only=False)
+    valid = as_numpy(sigs.is_valid())
+    compact = (as_numpy(sigs.values).reshape(n, num_perm) & 0xFF).astype(np.uint8)
+    keys = as_numpy(lsh_band_keys(sigs, bands, op.rows).fill_null(0))
     key_valid = np.repeat(valid, bands)
     key_rows = np.repeat(rows, bands)
     owners = np.full(n * bands, NO_MATCH, dtype=np.uint64)

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import Field
 
-from mdf import REASON, InputError, Params, ParquetReader, Reader, RecipeError, Shard
+from mdf import REASON, InputError, Params, ParquetReader, Reader, RecipeError, Shard, lit
 from mdf_image.io import sample_data_hint
 
 
@@ -83,5 +83,5 @@ class LaionParquetReader(Reader):
         image = batch.column("image")
         if image.null_count == 0:
             return batch
-        reason = pc.if_else(pc.is_null(image), pa.scalar("reader:missing_image"), pa.scalar(None, pa.string()))
+        reason = pc.if_else(pc.is_null(image), lit("reader:missing_image"), pa.scalar(None, pa.string()))
         return batch.append_column(REASON, reason)

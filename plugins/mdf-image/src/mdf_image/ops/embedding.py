@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
-from mdf import OperatorError, Params, Refiner, with_columns
+from mdf import OperatorError, Params, Refiner, as_numpy, with_columns
 from mdf_image.ops.decode import decode_rgb
 from mdf_image.ops.native import image_column, kernel
 from mdf_image.ops.reasons import append_reasons
@@ -105,7 +105,7 @@ class ImageEmbeddingRefiner(Refiner):
         side = self._side or 224
         thumbs = kernel("image_thumbnails")(blobs, size=side, max_pixels=self._max_pixels)
         errors = kernel("image_metadata")(blobs, max_pixels=self._max_pixels).field("error").to_pylist()
-        valid = np.asarray(thumbs.is_valid().to_numpy(zero_copy_only=False), bool)
+        valid = np.asarray(as_numpy(thumbs.is_valid()), bool)
         nulls = blobs.is_null().to_pylist()
         reasons = [
             None if ok else ("null_image" if null else err or "decode_error: pixel data")

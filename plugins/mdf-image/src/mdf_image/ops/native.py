@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdf import KERNELS, OperatorError, Refiner, native_kernel, with_columns
+from mdf import KERNELS, OperatorError, Refiner, lit, native_kernel, with_columns
 from mdf_image.ops.reasons import append_reasons
 
 
@@ -80,7 +80,7 @@ def refine_with(
     batch = with_columns(batch, {f: result.field(f) for f in fields})
     error = result.field("error")
     if blobs.null_count:
-        error = pc.if_else(pc.is_null(blobs), pa.scalar("null_image"), error)
+        error = pc.if_else(pc.is_null(blobs), lit("null_image"), error)
     if error.null_count == len(error):
         return batch
     return append_reasons(batch, error)

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
-from mdf import KERNELS, NO_MATCH, Deduplicator, DedupParams, OperatorError
+from mdf import KERNELS, NO_MATCH, Deduplicator, DedupParams, OperatorError, as_numpy
 from mdf_image.state import NearIndexState, nearest
 
 
@@ -66,13 +66,13 @@ class ImageNearDedup(Deduplicator):
         # one entry per (row, hash column), row-major, at position row * m + c: a row's hashes share one index,
         # so a copy's phash meets the original's phash_crop, but never match each other (stride m)
         cols = [self._hashes(batch, c) for c in self.params.hash_columns]
-        valid = np.stack([c.is_valid().to_numpy(zero_copy_only=False) for c in cols], axis=1).reshape(-1)
-        values = np.stack([c.fill_null(0).to_numpy(zero_copy_only=False) for c in cols], axis=1).reshape(-1)
+        valid = np.stack([as_numpy(c.is_valid()) for c in cols], axis=1).reshape(-1)
+        values = np.stack([as_numpy(c.fill_null(0)) for c in cols], axis=1).reshape(-1)
         entries = (np.repeat(rows, m) * np.uint64(m) + np.tile(np.arange(m, dtype=np.uint64), n))[valid]
         match = np.full(n * m, NO_MATCH, dtype=np.uint64)
         if valid.any():
             hashes = pa.array(values[valid], pa.uint64())
-            keys = mih_block_keys(hashes, d).to_numpy(zero_copy_only=False)
+            keys = as_numpy(mih_block_keys(hashes, d))
             found = nearest(self.state, self.namespace, keys, values[valid], entries, d, stride=m)
             match[valid] = np.where(found == NO_MATCH, NO_MATCH, found // np.uint64(m))
         return match.reshape(n, m).min(axis=1)

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
-from mdf import Filter, OperatorError, Params
+from mdf import Filter, OperatorError, Params, lit
 from mdf_image.ops.native import KernelRefiner
 
 QUALITY_COLUMNS = ("sharpness", "entropy", "brightness", "contrast", "colorfulness", "blockiness")
@@ -95,7 +95,7 @@ class ImageQualityFilter(Filter):
         n = batch.num_rows
         reason = pa.nulls(n, pa.string())
         for rule in reversed(self._rules):  # the first failing rule (in _RULES order) writes the reason last
-            fails = pc.fill_null(self._fails(batch, rule), True)  # a missing measure cannot pass a threshold
+            fails = pc.fill_null(self._fails(batch, rule), lit(True))  # a missing measure cannot pass a threshold
             reason = pc.if_else(fails, pa.scalar(rule.reason), reason)
         return pc.is_null(reason), reason
 
@@ -106,9 +106,9 @@ class ImageQualityFilter(Filter):
             h = self._column(batch, rule, "height").cast(pa.float64())
             # a zero side gives an infinite ratio, which fails any limit (the floats never raise on / 0)
             ratio = pc.divide(pc.max_element_wise(w, h), pc.min_element_wise(w, h))
-            return pc.greater(ratio, limit)
+            return pc.greater(ratio, lit(limit))
         values = self._column(batch, rule, rule.column)
-        return pc.greater(values, limit) if rule.param.startswith("max_") else pc.less(values, limit)
+        return pc.greater(values, lit(limit)) if rule.param.startswith("max_") else pc.less(values, lit(limit))
 
     def _column(self, batch: pa.RecordBatch, rule: _Rule, column: str) -> pa.Array:
         idx = batch.schema.get_field_index(column)

@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, field_validator, model_validator
 
-from mdf import REASON, Params, Reader, Shard, damaged_input_batch, expand_paths, shard_ids
+from mdf import REASON, Params, Reader, Shard, damaged_input_batch, expand_paths, lit, shard_ids
 from mdf.storage import CommonCrawlListing, commoncrawl_urls, default, is_remote
 from mdf_text.io import warc_native
 from mdf_text.io.warc_frame import MAX_BATCH_BYTES, BodyColumn, Members, check_tail
@@ -223,7 +223,7 @@ def _split_content_types(struct: pa.StructArray) -> tuple[pa.Array, pa.Array]:
     outside ASCII) split by :func:`_content_types`."""
     raw = struct.field("content_type")
     mime, charset = struct.field("mime"), struct.field("charset")
-    ascii_ = pc.fill_null(pc.string_is_ascii(raw), True)
+    ascii_ = pc.fill_null(pc.string_is_ascii(raw), lit(True))
     if pc.all(ascii_).as_py() is not False:
         return mime, charset
     py_mime, py_charset = _content_types(raw)
@@ -246,7 +246,7 @@ def _content_types(raw: list[str | None] | pa.Array) -> tuple[pa.Array, pa.Array
     """Content-Type header values -> (mime type, charset) columns, lower-cased, parsed once per batch."""
     lower = pc.utf8_lower(raw if isinstance(raw, pa.Array) else pa.array(raw, pa.string()))
     mime = pc.utf8_trim_whitespace(pc.list_element(pc.split_pattern(lower, ";", max_splits=1), 0))
-    mime = pc.if_else(pc.equal(mime, ""), pa.scalar(None, pa.string()), mime)
+    mime = pc.if_else(pc.equal(mime, lit("")), pa.scalar(None, pa.string()), mime)
     charset = pc.struct_field(pc.extract_regex(lower, _CHARSET_RE), "c")
     return mime, charset
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, FilePath
 
-from mdf import Filter, OperatorError, Params
+from mdf import Filter, OperatorError, Params, lit
 
 # Python's \w is Unicode letters, digits and '_'; RE2's \w is ASCII only, so spell Python's out.
 _NON_WORD = r"[^\pL\pN_]"
@@ -60,15 +60,15 @@ class BadWordsFilter(Filter):
         p = self.params
         n = batch.num_rows
         if p.language_column is None or p.language_column not in batch.schema.names:
-            return pa.repeat(pa.scalar(p.default_language), n)
-        return pc.fill_null(batch.column(p.language_column).cast(pa.string()), p.default_language)
+            return pa.repeat(lit(p.default_language), n)
+        return pc.fill_null(batch.column(p.language_column).cast(pa.string()), lit(p.default_language))
 
     def keep(self, batch: pa.RecordBatch) -> tuple[pa.BooleanArray, pa.Array]:
         p = self.params
         text = batch.column(p.column)
         lower = pc.utf8_lower(text)
         langs = self._languages(batch)
-        hit = pa.repeat(pa.scalar(False), batch.num_rows)
+        hit = pa.repeat(lit(False), batch.num_rows)
         for lang in pc.unique(langs).to_pylist():
             rx = self._patterns.get(lang)
             if rx is None:
@@ -78,13 +78,13 @@ class BadWordsFilter(Filter):
                         "or set fail_on_missing_language: false"
                     )
                 continue
-            rows = pc.equal(langs, lang)
-            found = pc.fill_null(pc.match_substring_regex(lower, rx), False)
+            rows = pc.equal(langs, lit(lang))
+            found = pc.fill_null(pc.match_substring_regex(lower, rx), lit(False))
             hit = pc.or_(hit, pc.and_(rows, found))
         if p.keep_fraction > 0:
             hit = pc.and_(hit, pc.invert(self._draw_keep(text)))
         keep = pc.and_(pc.invert(hit), pc.is_valid(text))
-        reason = pc.if_else(pc.is_null(text), "null_text", "document_removed_with_badwords")
+        reason = pc.if_else(pc.is_null(text), lit("null_text"), lit("document_removed_with_badwords"))
         return keep, reason
 
     def _draw_keep(self, text: pa.Array) -> pa.BooleanArray:
@@ -92,6 +92,6 @@ class BadWordsFilter(Filter):
         draw however the data is batched (DataTrove draws from one sequential generator instead)."""
         import mdf_kernels
 
-        salted = pc.binary_join_element_wise(pa.scalar(str(self.params.seed)), pc.fill_null(text, ""), "\x00")
+        salted = pc.binary_join_element_wise(lit(str(self.params.seed)), pc.fill_null(text, lit("")), lit("\x00"))
         h = pc.cast(pc.shift_right(mdf_kernels.hash64(salted), pa.scalar(11, pa.uint64())), pa.float64())
-        return pc.less(pc.divide(h, float(1 << 53)), self.params.keep_fraction)
+        return pc.less(pc.divide(h, lit(float(1 << 53))), lit(self.params.keep_fraction))

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, ValidationInfo, field_validator
 
-from mdf import KERNELS, REASON, MissingDependencyError, Params, Refiner, has_native_kernel
+from mdf import KERNELS, REASON, MissingDependencyError, Params, Refiner, as_numpy, has_native_kernel, lit
 from mdf_text.ops.fasttext_model import LABEL_PREFIX, ModelFileError, header, load, load_native
 from mdf_text.ops.language import as_utf8
 
@@ -138,7 +138,7 @@ class FastTextClassifier(Refiner):
         if p.top_label:
             batch = _set(batch, p.top_label, top)
         if text.null_count:
-            batch = _set(batch, REASON, pc.if_else(pc.is_null(text), "null_text", pa.scalar(None, pa.string())))
+            batch = _set(batch, REASON, pc.if_else(pc.is_null(text), lit("null_text"), pa.scalar(None, pa.string())))
         return batch
 
 
@@ -158,7 +158,7 @@ def prepare(text: pa.Array, max_chars: int = 0, lowercase: bool = False, one_lin
         text = pc.utf8_slice_codeunits(text, 0, max_chars)
     if not one_line:
         return text
-    return pc.binary_join_element_wise(pc.replace_substring(text, "\n", " "), "\n", "")
+    return pc.binary_join_element_wise(pc.replace_substring(text, "\n", " "), lit("\n"), lit(""))
 
 
 def predict(model: Any, lines: pa.Array, labels: tuple[str, ...]) -> tuple[list[pa.Array], pa.Array]:
@@ -183,7 +183,7 @@ def predict(model: Any, lines: pa.Array, labels: tuple[str, ...]) -> tuple[list[
     if pairs:
         probs, names = zip(*pairs, strict=True)
         names_arr = pc.utf8_slice_codeunits(pa.array(names, pa.string()), len(LABEL_PREFIX))
-        column = pc.index_in(names_arr, value_set=pa.array(labels, pa.string())).to_numpy(zero_copy_only=False)
+        column = as_numpy(pc.index_in(names_arr, value_set=pa.array(labels, pa.string())))
         rows = np.repeat(np.arange(n), per_row)
         wanted = ~np.isnan(column)
         matrix[rows[wanted], column[wanted].astype(np.int64)] = np.asarray(probs, dtype=np.float32)[wanted]

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field
 
-from mdf import REASON, REASON_DETAIL, OperatorError, Params, Refiner, native_kernel, with_columns
+from mdf import REASON, REASON_DETAIL, OperatorError, Params, Refiner, lit, native_kernel, with_columns
 
 KERNEL = "html_extract"
 METADATA_COLUMNS = ("canonical_url", "html_lang", "description", "encoding")
@@ -99,13 +99,13 @@ class HtmlExtract(Refiner):
         self.metrics.count("pages_truncated", pc.sum(truncated).as_py() or 0)
         columns = {p.text_column: out.field("text"), p.title_column: out.field("title")}
         if p.truncated_column:
-            columns[p.truncated_column] = pc.fill_null(truncated, False)
+            columns[p.truncated_column] = pc.fill_null(truncated, lit(False))
         if p.with_metadata:
             columns.update({name: out.field(name) for name in METADATA_COLUMNS})
         errors = out.field("error")
         if errors.null_count < len(errors):  # a kernel panic on some page: reject that row, keep the batch going
             self.metrics.count("kernel_errors", len(errors) - errors.null_count)
-            reason = pc.if_else(pc.is_valid(errors), pa.scalar("kernel_error"), pa.scalar(None, pa.string()))
+            reason = pc.if_else(pc.is_valid(errors), lit("kernel_error"), pa.scalar(None, pa.string()))
             columns[REASON] = reason
             columns[REASON_DETAIL] = errors
         return with_columns(batch, columns)

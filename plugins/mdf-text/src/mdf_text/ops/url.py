@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, field_validator, model_validator
 
-from mdf import Filter, Params, has_native_kernel, native_kernel
+from mdf import Filter, Params, has_native_kernel, lit, native_kernel
 from mdf.storage import is_remote
 
 # scheme (optional, "//" required), optional userinfo, then the host: a bracketed IPv6 literal or up to : / ? #
@@ -56,7 +56,7 @@ def url_hosts(urls: pa.Array) -> pa.Array:
 def clean_hosts(host: pa.Array) -> pa.Array:
     """Drop a trailing dot; null for an empty host or one with characters no host has (a mangled URL)."""
     host = pc.utf8_rtrim(host, ".")
-    bad = pc.or_kleene(pc.equal(pc.utf8_length(host), 0), pc.match_substring_regex(host, _BAD_HOST_CHARS))
+    bad = pc.or_kleene(pc.equal(pc.utf8_length(host), lit(0)), pc.match_substring_regex(host, _BAD_HOST_CHARS))
     return pc.if_else(bad, pa.scalar(None, pa.string()), host)
 
 
@@ -72,15 +72,15 @@ def native_kernels() -> Any:
 
 def domains_blocked(hosts: pa.Array, blocklist: pa.Array) -> pa.BooleanArray:
     """True where the host or one of its parent domains is in ``blocklist``; false for null hosts."""
-    blocked = pc.fill_null(pc.is_in(hosts, value_set=blocklist), False)
+    blocked = pc.fill_null(pc.is_in(hosts, value_set=blocklist), lit(False))
     current = hosts
     while True:
-        has_parent = pc.fill_null(pc.match_substring(current, "."), False)
+        has_parent = pc.fill_null(pc.match_substring(current, "."), lit(False))
         if not pc.any(has_parent).as_py():
             return blocked
         parent = pc.replace_substring_regex(current, r"^[^.]*\.", "", max_replacements=1)
         current = pc.if_else(has_parent, parent, pa.scalar(None, pa.string()))
-        blocked = pc.or_(blocked, pc.fill_null(pc.is_in(current, value_set=blocklist), False))
+        blocked = pc.or_(blocked, pc.fill_null(pc.is_in(current, value_set=blocklist), lit(False)))
 
 
 class UrlFilter(Filter):
@@ -132,17 +132,17 @@ class UrlFilter(Filter):
         urls = batch.column(self.params.column)
         if self._native is not None:
             hosts = clean_hosts(self._native.url_host(urls))
-            blocked = pc.fill_null(self._native.domain_blocked(hosts, self._domain_set), False)
+            blocked = pc.fill_null(self._native.domain_blocked(hosts, self._domain_set), lit(False))
         else:
             hosts = url_hosts(urls)
             encoded = pc.dictionary_encode(hosts)  # a crawl repeats hosts: walk parent domains once per host
             blocked = domains_blocked(encoded.dictionary, self._blocklist)
-            blocked = pc.fill_null(pc.take(blocked, encoded.indices), False)
+            blocked = pc.fill_null(pc.take(blocked, encoded.indices), lit(False))
         bad = pc.is_null(hosts)
         if self._word_re is not None:
-            worded = pc.fill_null(pc.match_substring_regex(urls, self._word_re, ignore_case=True), False)
+            worded = pc.fill_null(pc.match_substring_regex(urls, self._word_re, ignore_case=True), lit(False))
         else:
-            worded = pa.repeat(pa.scalar(False), len(urls))
+            worded = pa.repeat(lit(False), len(urls))
         drop = pc.or_(pc.or_(bad, blocked), worded)
-        reason = pc.if_else(bad, "bad_url", pc.if_else(blocked, "blocked_domain", "blocked_word"))
+        reason = pc.if_else(bad, lit("bad_url"), pc.if_else(blocked, lit("blocked_domain"), lit("blocked_word")))
         return pc.invert(drop), reason
