@@ -179,7 +179,8 @@ def all(session: nox.Session) -> None:
 
     With the kernels installed, mdf-text's url_filter runs its native path (the ``text`` session covers the
     pure-pyarrow one) and the key state uses the native key set. Test ids name their package (pytest.ini)."""
-    session.install(CORE_RAY, kernels_wheel(session), TEXT_WEB, DEDUP, IMAGE, EXAMPLE, "pytest", "xxhash")
+    # pandas: most users have it beside mdf, and pyarrow imports it unless mdf keeps it out (test_pandas_kept_out)
+    session.install(CORE_RAY, kernels_wheel(session), TEXT_WEB, DEDUP, IMAGE, EXAMPLE, "pytest", "xxhash", "pandas")
     session.run(
         "pytest",
         "core/tests",
