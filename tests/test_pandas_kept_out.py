@@ -1,4 +1,4 @@
-"""Where pandas is installed (most users' environments: Ray Data, DataTrove and ``datasets`` depend on it), an
+"""Where pandas is installed (most users' environments: Ray Data and ``datasets`` depend on it), an
 ``mdf run`` that never makes a pandas object does not import it: pyarrow would, on its first Python-value
 conversion, type inference or ``to_numpy`` (0.5 s; the 10-row run of ``benchmarks/bench_fixed_cost.py`` went
 from 1.9x to 3.5x the bare pyarrow import). :mod:`mdf.pandas_probe` and :mod:`mdf.arrowpy` keep it out, and

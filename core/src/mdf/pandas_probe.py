@@ -2,18 +2,23 @@
 
 pyarrow's first conversion of Python objects (``pa.array([...])``, ``pa.scalar(4)``, ``pc.less(arr, 4)``, even
 ``pa.array(numpy_array)``) asks its pandas shim (``pyarrow.lib._pandas_api``) whether pandas is installed, and
-the shim finds out by importing it. Most users' environments have pandas (Ray Data, DataTrove and Hugging Face
-``datasets`` depend on it): there the 10-row run of ``benchmarks/bench_fixed_cost.py`` took 3.5x the bare
-``import pyarrow.parquet, pyarrow.compute`` instead of 1.9x, all of it ``import pandas``, for a run that never
-makes a pandas object.
+the shim finds out by importing it. Most users' environments have pandas (Ray Data and Hugging Face
+``datasets`` depend on it): there the 10-row run of ``benchmarks/bench_fixed_cost.py`` took 3.1-3.5x the bare
+``import pyarrow.parquet, pyarrow.compute`` instead of 1.9-2.1x, the difference all ``import pandas``, for a run
+that never makes a pandas object.
 
 :func:`defer_pandas` asks the shim once while ``import pandas`` is made to fail, so the shim records "no
 pandas". A hook stays on ``import pandas``: the moment anything imports it (a user's operator, Ray Data), the
 shim is told again, and from then on pyarrow's pandas integration is what it always was. Before pandas is
 imported no pandas object can exist, so pyarrow answers differently only where it would make pandas objects
-itself: ``as_py()`` of a nanosecond timestamp or duration gives ``datetime``/``timedelta`` (what it gives where
-pandas is not installed) instead of ``pandas.Timestamp``/``Timedelta``. ``to_pandas()``, ``from_pandas()`` and
-``pa.array(series)`` import pandas as before.
+itself: ``as_py()`` of a nanosecond timestamp or duration gives ``datetime``/``timedelta``, or raises
+``ValueError`` for a value with nanoseconds (what it does where pandas is not installed), instead of
+``pandas.Timestamp``/``Timedelta``. ``to_pandas()``, ``from_pandas()`` and ``pa.array(series)`` import pandas as
+before.
+
+pyarrow's C++ side imports pandas by other ways, which this cannot defer without breaking pandas objects later
+(it tries once, and a failure sticks): type inference for a Python value and ``Array.to_numpy``. mdf's run paths
+avoid both (:mod:`mdf.arrowpy`).
 
 Only mdf's own processes do this (the ``mdf`` command, mdf's Ray actors): importing :mod:`mdf` as a library
 changes nothing in the caller's pyarrow. If a pyarrow release renames the shim, nothing is changed here.
