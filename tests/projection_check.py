@@ -14,8 +14,9 @@ Shared by the two-raylet test on loopback (``test_projection_multinode.py``) and
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from .cpu_window import IdleSampler
 from .ray_helpers import many_rows_parquet, text_recipe
@@ -68,12 +69,15 @@ def one_and_two(tmp: Path, address: str, pin: dict[str, float]) -> tuple[dict, d
     return one, two
 
 
-def compare(one: dict, two: dict, idle: IdleSampler, cpus: int) -> Comparison:
-    """Project run ``two`` (``metrics.json`` as a dict) on ``cpus`` CPUs from run ``one``'s measured costs."""
+def compare(one: dict, two: dict, idle: IdleSampler, cpus: int, one_again: dict | None = None) -> Comparison:
+    """Project run ``two`` (``metrics.json`` as a dict) on ``cpus`` CPUs from run ``one``'s measured costs; with
+    ``one_again`` (the same recipe as ``one``, run after ``two``), from the mean of the two measurements."""
     from mdf.metrics import RunMetrics
     from mdf.projection import Measured, project
 
     cost = Measured.from_metrics(RunMetrics.from_dict(one))
+    if one_again is not None:
+        cost = _mean(cost, Measured.from_metrics(RunMetrics.from_dict(one_again)))
     rows = two["rows_read"]
     window = two["wall_s"] - two["startup_s"]
     on_cluster = project(cost, cpus=cpus)
@@ -85,3 +89,25 @@ def compare(one: dict, two: dict, idle: IdleSampler, cpus: int) -> Comparison:
     available = min(float(cpus), (spent_cpu_s + idle_s) / window)
     projected = project(cost, cpus=available).rows_per_s  # type: ignore[arg-type]  (the CPU bound is linear)
     return Comparison(predicted_cpu_s, spent_cpu_s, available, projected, rows / window)
+
+
+def _mean(a: Any, b: Any) -> Any:
+    """Two measurements of one recipe (:class:`mdf.projection.Measured`) as one: per-row costs averaged.
+
+    Why: on this VM the CPU a run's fresh processes spend drifts with the machine's state (memory the guest freed
+    costs a host fault on its next first touch; ``benchmarks/README.md``). One run measured before the compared run
+    and one after bracket that drift instead of taking the cost of whichever state came first."""
+    stages = [
+        replace(
+            s,
+            cpu_s_per_row=(s.cpu_s_per_row + t.cpu_s_per_row) / 2,
+            gpu_s_per_row=(s.gpu_s_per_row + t.gpu_s_per_row) / 2,
+        )
+        for s, t in zip(a.stages, b.stages, strict=True)
+    ]
+    return replace(
+        a,
+        stages=stages,
+        io_cpu_s_per_row=(a.io_cpu_s_per_row + b.io_cpu_s_per_row) / 2,
+        driver_s_per_batch=(a.driver_s_per_batch + b.driver_s_per_batch) / 2,
+    )
