@@ -35,12 +35,14 @@ TYPES = [pa.int8(), pa.int32(), pa.uint16(), pa.uint64(), pa.float16(), pa.float
 @pytest.mark.parametrize("offset", [0, 1, 3, 8])
 def test_as_numpy_is_to_numpy(typ, rows, offset):
     """Sliced arrays included: their data starts ``offset`` values (bits, for booleans) into the buffer. Seen red
-    with the offset left out (every sliced case) and with the bit order of booleans reversed."""
+    with the offset left out (every sliced case), with the bit order of booleans reversed, and with the number
+    views writeable (``np.frombuffer`` over a pyarrow buffer is; ``to_numpy`` gives them read-only)."""
     values = [i % 3 == 1 for i in range(rows)] if typ == pa.bool_() else [(7 * i) % 11 for i in range(rows)]
     arr = pa.array(values, typ).slice(min(offset, rows))
     got, want = as_numpy(arr), arr.to_numpy(zero_copy_only=False)
     assert got.dtype == want.dtype and got.shape == want.shape
     assert np.array_equal(got, want)
+    assert got.flags.writeable == want.flags.writeable  # a view of Arrow's immutable buffer must stay read-only
 
 
 @pytest.mark.parametrize(

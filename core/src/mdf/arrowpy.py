@@ -40,7 +40,9 @@ def as_numpy(arr: pa.Array) -> np.ndarray:
         kind = arr.type
         if pa.types.is_integer(kind) or pa.types.is_floating(kind):
             dtype = np.dtype(kind.to_pandas_dtype())
-            return np.frombuffer(arr.buffers()[1], dtype, len(arr), arr.offset * dtype.itemsize)
+            view = np.frombuffer(arr.buffers()[1], dtype, len(arr), arr.offset * dtype.itemsize)
+            view.flags.writeable = False  # Arrow's buffer is immutable (frombuffer would let it be written)
+            return view
         if pa.types.is_boolean(kind):
             bits = np.frombuffer(arr.buffers()[1], np.uint8, (arr.offset + len(arr) + 7) // 8)
             return np.unpackbits(bits, bitorder="little")[arr.offset : arr.offset + len(arr)].view(np.bool_)
