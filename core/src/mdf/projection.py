@@ -14,7 +14,8 @@ one 8-CPU figure. mdf projects from what the run measured instead, and names the
   second of their busy time, which includes hashing, so it is a lower bound on a bucket's rate), and the
   state gets one bucket per 50 M expected keys, at most one per CPU (``num_buckets: auto``).
 
-The throughput is the smallest bound. Startup, stragglers and the network are not in it; the 2-node test in
+The throughput is the smallest bound. Startup (a Ray replica's first-batch warm-up included: measured and taken
+out of its stage's CPU), stragglers and the network are not in it; the 2-node test in
 ``tests/test_projection_multinode.py`` checks the model against a real two-raylet run.
 """
 

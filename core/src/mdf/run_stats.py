@@ -86,7 +86,8 @@ class ExecutorMetrics(Record):
 
     def stage_costs(self) -> dict[str, tuple[float, float]]:
         """Per stage name: ``(CPU seconds, busy wall seconds)`` measured by the processes that ran it, for the
-        projection. Empty: the projection splits the process's CPU time by operator time instead."""
+        projection: per-row work only, start-up such as a replica's first-batch warm-up left out. Empty: the
+        projection splits the process's CPU time by operator time instead."""
         return {}
 
     def io_cpu_s(self) -> float | None:

@@ -28,6 +28,7 @@ class StageStats(Record):
     utilisation: float = 0.0  # busy / (wall * replicas)
     replica_utilisation: list[float] = field(default_factory=list)
     cpu_s: float = 0.0
+    warmup_cpu_s: float = 0.0  # of cpu_s: the replicas' first batches beyond their steady cost (start-up)
 
 
 @dataclass
@@ -119,7 +120,8 @@ class RayMetrics(ExecutorMetrics):
         ]
 
     def stage_costs(self) -> dict[str, tuple[float, float]]:
-        return {s.name: (s.cpu_s, s.busy_s) for s in self.stage_stats}
+        """Each stage's CPU less its replicas' first-batch warm-up (:func:`mdf.executor.actors.warm_up_cpu_s`)."""
+        return {s.name: (s.cpu_s - s.warmup_cpu_s, s.busy_s) for s in self.stage_stats}
 
     def io_cpu_s(self) -> float | None:
         w = self.writer_stats
@@ -150,6 +152,7 @@ def stage_stats(names: list[str], members: list[int], stats: list[dict[str, Any]
                 utilisation=round(busy / (wall_s * len(stats)), 4) if wall_s > 0 and stats else 0.0,
                 replica_utilisation=[round(s["stage_busy_s"][j] / wall_s, 4) if wall_s > 0 else 0.0 for s in stats],
                 cpu_s=round(sum(s["cpu_s"] * f for s, f in zip(stats, share, strict=True)), 4),
+                warmup_cpu_s=round(sum(s["warmup_cpu_s"] * f for s, f in zip(stats, share, strict=True)), 4),
             )
         )
     return out
