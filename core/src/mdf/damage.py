@@ -13,7 +13,6 @@ import json
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdf.arrowpy import lit
 from mdf.errors import MdfError
 from mdf.io.base import DAMAGED_INPUT
 from mdf.metrics import REASON, RunMetrics
@@ -28,7 +27,7 @@ def damaged_entries(rejected: pa.RecordBatch | None) -> list[DamagedInput]:
     """File, offset and error of each damaged-input row in a batch of reader rejections."""
     if rejected is None or REASON not in rejected.schema.names or "_raw" not in rejected.schema.names:
         return []
-    mask = pc.fill_null(pc.equal(rejected.column(REASON), DAMAGED_INPUT), lit(False))
+    mask = pc.fill_null(pc.equal(rejected.column(REASON), DAMAGED_INPUT), False)
     if not pc.any(mask).as_py():
         return []
     out = []

@@ -215,11 +215,11 @@ class Filter(Operator):
                 f"filter '{self.name}' returned a mask of {len(mask)} rows for a batch of {batch.num_rows}"
             )
         if mask.null_count:
-            mask = pc.fill_null(mask, lit(False))
+            mask = pc.fill_null(mask, False)
         if isinstance(reasons, str):
-            return mask, pa.scalar(f"{self.name}:{reasons}", pa.string())
-        name, dropped = pa.scalar(self.name, pa.string()), pa.scalar("dropped", pa.string())
-        return mask, pc.binary_join_element_wise(name, pc.fill_null(reasons, dropped), pa.scalar(":", pa.string()))
+            return mask, lit(f"{self.name}:{reasons}")
+        name, dropped = lit(self.name), lit("dropped")
+        return mask, pc.binary_join_element_wise(name, pc.fill_null(reasons, dropped), lit(":"))
 
     def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
         mask, reasons = self.decide(batch)
@@ -282,6 +282,6 @@ def split_rejected(batch: pa.RecordBatch, prefix: str | None = None) -> tuple[pa
         return kept_batch, None
     bad = pc.is_valid(reason)
     if prefix:
-        reason = pc.binary_join_element_wise(pa.scalar(prefix, pa.string()), reason, pa.scalar(":", pa.string()))
+        reason = pc.binary_join_element_wise(lit(prefix), reason, lit(":"))
         batch = batch.set_column(idx, REASON, reason)
     return kept_batch.filter(pc.invert(bad)), batch.filter(bad)

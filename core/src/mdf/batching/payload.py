@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdf.arrowpy import as_numpy, lit
+from mdf.arrowpy import as_numpy
 from mdf.metrics import REASON
 
 IGNORED_COLUMNS = (REASON, "_raw")  # reader bookkeeping, not payload
@@ -61,11 +61,11 @@ def _array_row_bytes(arr: pa.Array) -> np.ndarray:
         return _array_row_bytes(arr.storage)
     if pa.types.is_dictionary(t):
         values = _array_row_bytes(arr.dictionary)
-        idx = as_numpy(pc.fill_null(arr.indices, lit(0)))
+        idx = as_numpy(pc.fill_null(arr.indices, 0))
         picked = values[idx] if len(values) else np.zeros(n)
         return picked * _valid(arr) + t.index_type.bit_width / 8
     if _is_binary_like(t):
-        lengths = as_numpy(pc.fill_null(pc.binary_length(arr), lit(0))).astype(np.float64)
+        lengths = as_numpy(pc.fill_null(pc.binary_length(arr), 0)).astype(np.float64)
         return lengths + _offset_width(t)
     if pa.types.is_fixed_size_binary(t):
         return np.full(n, float(t.byte_width))
@@ -114,7 +114,7 @@ def row_text_chars(data: pa.Table | pa.RecordBatch) -> np.ndarray:
     for name, column in zip(data.schema.names, data.columns, strict=True):
         t = column.type
         if name not in IGNORED_COLUMNS and (pa.types.is_string(t) or pa.types.is_large_string(t)):
-            total += as_numpy(pc.fill_null(pc.utf8_length(column), lit(0)))
+            total += as_numpy(pc.fill_null(pc.utf8_length(column), 0))
     return total
 
 

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.json as pajson
 from pydantic import Field, field_validator
 
+from mdf.arrowpy import lit
 from mdf.errors import InputError
 from mdf.io.base import Reader, Shard, damaged_input_batch, rename_reserved
 from mdf.io.files import PartFiles
@@ -254,7 +255,7 @@ def _rejected_batch(rows: list[tuple[str, str, str | None]], shard: Shard) -> pa
             pa.array([r for r, _, _ in rows], pa.string()),
             pa.array([w for _, w, _ in rows], pa.string()),
             pa.array([d for _, _, d in rows], pa.string()),
-            pa.repeat(pa.scalar(shard.id, pa.string()), len(rows)),
+            pa.repeat(lit(shard.id), len(rows)),
         ],
         names=["_raw", REASON, REASON_DETAIL, "_shard"],
     )

@@ -100,7 +100,7 @@ class ScoreFilter(Filter):
             mask = pc.and_(mask, pc.greater_equal(score, lit(self.threshold_min)))
         if self.params.max is not None:
             mask = pc.and_(mask, pc.less_equal(score, lit(self.params.max)))
-        return pc.fill_null(mask, lit(False)), self.params.column
+        return pc.fill_null(mask, False), self.params.column
 
 
 def estimate_threshold(paths: list[str], column: str, fraction: float, sample_rows: int, seed: int = 0) -> float:

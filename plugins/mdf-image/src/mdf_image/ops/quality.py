@@ -95,7 +95,7 @@ class ImageQualityFilter(Filter):
         n = batch.num_rows
         reason = pa.nulls(n, pa.string())
         for rule in reversed(self._rules):  # the first failing rule (in _RULES order) writes the reason last
-            fails = pc.fill_null(self._fails(batch, rule), lit(True))  # a missing measure cannot pass a threshold
+            fails = pc.fill_null(self._fails(batch, rule), True)  # a missing measure cannot pass a threshold
             reason = pc.if_else(fails, pa.scalar(rule.reason), reason)
         return pc.is_null(reason), reason
 

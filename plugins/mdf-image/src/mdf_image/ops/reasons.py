@@ -39,11 +39,11 @@ def split_decode_errors(errors: pa.Array) -> tuple[pa.Array, pa.Array | None]:
     ``details``; other reasons (``too_many_pixels``, ``empty``, null) pass unchanged with a null detail.
     ``details`` is None when no row has a decode error. Vectorised: the text of good rows is never looked at."""
     errors = errors.cast(pa.string())
-    is_decode = pc.fill_null(pc.starts_with(errors, PREFIX), lit(False))
+    is_decode = pc.fill_null(pc.starts_with(errors, PREFIX), False)
     if not pc.any(is_decode).as_py():
         return errors, None
     text = pc.utf8_trim(pc.utf8_slice_codeunits(errors, len(PREFIX)), '"')
-    matches = [pc.fill_null(pc.match_substring_regex(text, rx, ignore_case=True), lit(False)) for _, rx in CLASSES]
+    matches = [pc.fill_null(pc.match_substring_regex(text, rx, ignore_case=True), False) for _, rx in CLASSES]
     classes = pc.case_when(
         pc.make_struct(*matches, field_names=[c for c, _ in CLASSES]),
         *(pa.scalar(f"decode_error:{c}") for c, _ in CLASSES),

@@ -223,7 +223,7 @@ def _split_content_types(struct: pa.StructArray) -> tuple[pa.Array, pa.Array]:
     outside ASCII) split by :func:`_content_types`."""
     raw = struct.field("content_type")
     mime, charset = struct.field("mime"), struct.field("charset")
-    ascii_ = pc.fill_null(pc.string_is_ascii(raw), lit(True))
+    ascii_ = pc.fill_null(pc.string_is_ascii(raw), True)
     if pc.all(ascii_).as_py() is not False:
         return mime, charset
     py_mime, py_charset = _content_types(raw)

@@ -61,7 +61,7 @@ class BadWordsFilter(Filter):
         n = batch.num_rows
         if p.language_column is None or p.language_column not in batch.schema.names:
             return pa.repeat(lit(p.default_language), n)
-        return pc.fill_null(batch.column(p.language_column).cast(pa.string()), lit(p.default_language))
+        return pc.fill_null(batch.column(p.language_column).cast(pa.string()), p.default_language)
 
     def keep(self, batch: pa.RecordBatch) -> tuple[pa.BooleanArray, pa.Array]:
         p = self.params
@@ -79,7 +79,7 @@ class BadWordsFilter(Filter):
                     )
                 continue
             rows = pc.equal(langs, lit(lang))
-            found = pc.fill_null(pc.match_substring_regex(lower, rx), lit(False))
+            found = pc.fill_null(pc.match_substring_regex(lower, rx), False)
             hit = pc.or_(hit, pc.and_(rows, found))
         if p.keep_fraction > 0:
             hit = pc.and_(hit, pc.invert(self._draw_keep(text)))
@@ -92,6 +92,6 @@ class BadWordsFilter(Filter):
         draw however the data is batched (DataTrove draws from one sequential generator instead)."""
         import mdf_kernels
 
-        salted = pc.binary_join_element_wise(lit(str(self.params.seed)), pc.fill_null(text, lit("")), lit("\x00"))
+        salted = pc.binary_join_element_wise(lit(str(self.params.seed)), pc.fill_null(text, ""), lit("\x00"))
         h = pc.cast(pc.shift_right(mdf_kernels.hash64(salted), pa.scalar(11, pa.uint64())), pa.float64())
         return pc.less(pc.divide(h, lit(float(1 << 53))), lit(self.params.keep_fraction))

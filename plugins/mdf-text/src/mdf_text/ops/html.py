@@ -99,7 +99,7 @@ class HtmlExtract(Refiner):
         self.metrics.count("pages_truncated", pc.sum(truncated).as_py() or 0)
         columns = {p.text_column: out.field("text"), p.title_column: out.field("title")}
         if p.truncated_column:
-            columns[p.truncated_column] = pc.fill_null(truncated, lit(False))
+            columns[p.truncated_column] = pc.fill_null(truncated, False)
         if p.with_metadata:
             columns.update({name: out.field(name) for name in METADATA_COLUMNS})
         errors = out.field("error")

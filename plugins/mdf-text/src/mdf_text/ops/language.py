@@ -151,8 +151,8 @@ class LanguageFilter(Filter):
             if self._model is None:
                 self._model = LanguageModel()
             language, score = self._model.predict(batch.column(p.column), p.max_chars)
-        allowed = pc.fill_null(pc.is_in(language, value_set=self._allowed), lit(False))
-        confident = pc.fill_null(pc.greater_equal(score, lit(p.min_score)), lit(False))
+        allowed = pc.fill_null(pc.is_in(language, value_set=self._allowed), False)
+        confident = pc.fill_null(pc.greater_equal(score, lit(p.min_score)), False)
         keep = pc.and_(allowed, confident)
         null_text = pc.is_null(batch.column(p.column)) if p.column in names else pc.is_null(language)
         reason: Any = pc.if_else(

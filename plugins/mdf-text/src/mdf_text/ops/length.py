@@ -54,7 +54,7 @@ class TextLengthFilter(Filter):
         if hi is not None:
             near_max = pc.and_(pc.greater(blen, lit(hi)), pc.less_equal(blen, lit(4 * hi)))
             near_min = pc.or_(near_min, near_max)
-        undecided = pc.fill_null(pc.and_(pc.greater_equal(blen, lit(lo)), near_min), lit(False))
+        undecided = pc.fill_null(pc.and_(pc.greater_equal(blen, lit(lo)), near_min), False)
         if not pc.any(undecided).as_py():
             return blen
         exact = pc.utf8_length(pc.filter(text, undecided))

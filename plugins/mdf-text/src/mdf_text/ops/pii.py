@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field
 
-from mdf import Params, Refiner, lit
+from mdf import Params, Refiner
 from mdf_text.ops.pii_patterns import (
     IPV6,
     IPV6_CANDIDATE,
@@ -91,7 +91,7 @@ class PiiRefiner(Refiner):
 
     def _visit(self, text: pa.Array, candidate: str, fixes: list[tuple[Fix, str]]) -> pa.Array:
         """Run the ``fixes`` in turn on the rows RE2's ``candidate`` pattern matches; other rows are not touched."""
-        cand = pc.fill_null(pc.match_substring_regex(text, candidate), lit(False))
+        cand = pc.fill_null(pc.match_substring_regex(text, candidate), False)
         if not pc.any(cand).as_py():
             return text
         new = pc.filter(text, cand).to_pylist()

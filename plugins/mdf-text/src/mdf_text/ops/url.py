@@ -72,15 +72,15 @@ def native_kernels() -> Any:
 
 def domains_blocked(hosts: pa.Array, blocklist: pa.Array) -> pa.BooleanArray:
     """True where the host or one of its parent domains is in ``blocklist``; false for null hosts."""
-    blocked = pc.fill_null(pc.is_in(hosts, value_set=blocklist), lit(False))
+    blocked = pc.fill_null(pc.is_in(hosts, value_set=blocklist), False)
     current = hosts
     while True:
-        has_parent = pc.fill_null(pc.match_substring(current, "."), lit(False))
+        has_parent = pc.fill_null(pc.match_substring(current, "."), False)
         if not pc.any(has_parent).as_py():
             return blocked
         parent = pc.replace_substring_regex(current, r"^[^.]*\.", "", max_replacements=1)
         current = pc.if_else(has_parent, parent, pa.scalar(None, pa.string()))
-        blocked = pc.or_(blocked, pc.fill_null(pc.is_in(current, value_set=blocklist), lit(False)))
+        blocked = pc.or_(blocked, pc.fill_null(pc.is_in(current, value_set=blocklist), False))
 
 
 class UrlFilter(Filter):
@@ -132,15 +132,15 @@ class UrlFilter(Filter):
         urls = batch.column(self.params.column)
         if self._native is not None:
             hosts = clean_hosts(self._native.url_host(urls))
-            blocked = pc.fill_null(self._native.domain_blocked(hosts, self._domain_set), lit(False))
+            blocked = pc.fill_null(self._native.domain_blocked(hosts, self._domain_set), False)
         else:
             hosts = url_hosts(urls)
             encoded = pc.dictionary_encode(hosts)  # a crawl repeats hosts: walk parent domains once per host
             blocked = domains_blocked(encoded.dictionary, self._blocklist)
-            blocked = pc.fill_null(pc.take(blocked, encoded.indices), lit(False))
+            blocked = pc.fill_null(pc.take(blocked, encoded.indices), False)
         bad = pc.is_null(hosts)
         if self._word_re is not None:
-            worded = pc.fill_null(pc.match_substring_regex(urls, self._word_re, ignore_case=True), lit(False))
+            worded = pc.fill_null(pc.match_substring_regex(urls, self._word_re, ignore_case=True), False)
         else:
             worded = pa.repeat(lit(False), len(urls))
         drop = pc.or_(pc.or_(bad, blocked), worded)
