@@ -29,3 +29,18 @@ def run_mdf(
 @pytest.fixture
 def mdf():
     return run_mdf
+
+
+def modules_after_mdf(listing: Path, *args: str) -> set[str]:
+    """``mdf ARGS`` run through mdf's own entry point in a fresh interpreter; every module the process held once
+    the command returned (``sys.modules``, written to ``listing``). Module lists, not times, are what the start-up
+    tests assert: a time depends on the machine's load, a module list does not."""
+    code = (
+        "import sys\nfrom mdf.cli import main\ntry:\n    main()\nfinally:\n"
+        f"    open({str(listing)!r}, 'w').write('\\n'.join(sorted(sys.modules)))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    names = set(listing.read_text().split())
+    assert "pyarrow.parquet" in names  # the listing itself works
+    return names

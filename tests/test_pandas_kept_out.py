@@ -21,7 +21,7 @@ import yaml
 
 from mdf.demo_data import DemoSpec, make_table
 
-from .conftest import ROOT
+from .conftest import ROOT, modules_after_mdf
 
 
 def _need_pandas() -> None:
@@ -29,19 +29,6 @@ def _need_pandas() -> None:
         if os.environ.get("CI") == "true":
             pytest.fail("pandas is not installed: the nox session 'all' installs it for these tests")
         pytest.skip("pandas is not installed here: nothing for mdf to keep out")
-
-
-def _modules_of_run(recipe: Path, listing: Path) -> set[str]:
-    code = (
-        "import sys\nfrom mdf.cli import main\ntry:\n    main()\nfinally:\n"
-        f"    open({str(listing)!r}, 'w').write('\\n'.join(sorted(sys.modules)))\n"
-    )
-    cmd = [sys.executable, "-c", code, "run", "-q", "--overwrite", str(recipe)]
-    result = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    names = set(listing.read_text().split())
-    assert "pyarrow.parquet" in names  # the listing itself works
-    return names
 
 
 def _text_rows(tmp: Path) -> list[str]:
@@ -96,7 +83,7 @@ def test_a_run_imports_no_pandas_where_pandas_is_installed(tmp_path, name):
         "executor": {"type": "inline"},
     }
     (tmp_path / "recipe.yaml").write_text(yaml.safe_dump(recipe))
-    names = _modules_of_run(tmp_path / "recipe.yaml", tmp_path / "modules.txt")
+    names = modules_after_mdf(tmp_path / "modules.txt", "run", "-q", "--overwrite", str(tmp_path / "recipe.yaml"))
     assert pq.read_table(tmp_path / "out").num_rows > 0  # the run did work
     assert "pandas" not in names
 
