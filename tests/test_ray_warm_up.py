@@ -1,9 +1,9 @@
 """A Ray replica's first-batch warm-up is measured apart from its per-row cost and left out of the projection.
 
 Why: a fresh replica's first batch pays for the process's first object-store reads and its operators' first
-calls once (0.12-0.19 s over a steady 0.055 s batch in the namespace cluster's replicas). Counted as per-row
-cost it inflated the projection from a short run, and a run with two replicas paid it twice: one of the reasons
-the two-host run spent more CPU than projected (``tests/test_cluster_projection.py``).
+calls once (0.11-0.18 CPU-s over a steady 0.05-0.08 s batch in the namespace cluster's replicas). Counted as
+per-row cost it inflated the projection from a short run, and a run with two replicas paid it twice: one of the
+reasons the two-host run spent more CPU than projected (``tests/test_cluster_projection.py``).
 
 Seen red: with :func:`mdf.executor.actors.warm_up_cpu_s` not scaling the steady cost by the first batch's rows
 (``first_cpu - steady``), the estimate test fails; with :meth:`RayMetrics.stage_costs` returning the whole CPU,

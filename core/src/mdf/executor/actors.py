@@ -55,9 +55,10 @@ def warm_up_cpu_s(first: tuple[float, int] | None, cpu_s: float, rows: int) -> f
     """CPU seconds a replica's first batch took beyond the per-row cost of its later batches.
 
     Why: a fresh replica's first batch pays for the process's first object-store reads and the operators' first
-    calls (0.12-0.19 s over a steady 0.055 s batch in the namespace cluster's replicas), once per replica. Counted
-    as per-row cost, it inflates the projection made from a short run, and a run with N replicas pays it N
-    times. The scale-out projection leaves start-up out, so it takes the stage's CPU less this.
+    calls, once per replica (0.11-0.18 CPU-s over a steady 0.05-0.08 s batch in the namespace cluster's
+    replicas). Counted as per-row cost, it inflates the projection made from a short run, and a run with N
+    replicas pays it N times. The scale-out projection leaves start-up out, so it takes the stage's CPU less
+    this.
     ``first``: (CPU seconds from the end of construction through the first batch, the first batch's rows); 0
     without a later batch to measure the steady cost by."""
     if first is None or rows <= first[1]:
