@@ -128,10 +128,11 @@ class Neighbour:
     The one-replica run leaves the second core to the head (driver, loader, writer); the two-replica run fills
     both cores and the head's work squeezes in between. Per-row CPU rises when both cores are busy: a replica's
     steady batch cost 8-20 % more in the two-host run than in the one-host run here, and in a review CI the
-    two-host run spent x1.26-1.57 the projected CPU in all three pairs. The replicas here mostly touch memory:
-    their operators took 48-69 ms per 40 MB batch, against ~5 ms for the same operators inline on batches in
-    the process's own memory. With the other core as busy as the two-replica run will keep it, the one-replica
-    run's per-row costs are measured under the same contention, so the check tests the projection, not the rig.
+    two-host run spent x1.26-1.57 the projected CPU in all three pairs. (A replica's operators took 48-69 ms per
+    4,000-row, 40 MB batch in these runs; the same ``StageWorker`` took 28 ms in one process on an idle
+    machine, on batches in its own memory.) With the other core as busy as the two-replica run will keep it,
+    the one-replica run's per-row costs are measured under the same contention, so the check tests the
+    projection, not the rig.
     Namespace cluster, CPU-seconds spent over projected: x1.16 without a neighbour (one pair); x1.03-1.16 in
     five pairs with one; x0.99 and x1.06 with the replicas' warm-up also left out (``tests/test_ray_warm_up.py``).
     Loopback test (warm-up left out): x1.06 and x1.16 without, x0.90-1.08 in three runs with one."""
