@@ -127,7 +127,7 @@ class Neighbour:
     Why: this machine's "hosts" share one machine's caches and memory bandwidth, which separate hosts do not.
     The one-replica run leaves the second core to the head (driver, loader, writer); the two-replica run fills
     both cores and the head's work squeezes in between. Per-row CPU rises when both cores are busy: a replica's
-    steady batch cost 8-20 % more in the two-host run than in the one-host run here, and in a review CI the
+    steady batch cost 8-23 % more in the two-host run than in the one-host run here, and in a review CI the
     two-host run spent x1.26-1.57 the projected CPU in all three pairs. (A replica's operators took 48-69 ms per
     4,000-row, 40 MB batch in these runs; the same ``StageWorker`` took 28 ms in one process on an idle
     machine, on batches in its own memory.) With the other core as busy as the two-replica run will keep it,
