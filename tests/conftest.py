@@ -15,15 +15,21 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def mdf_command() -> list[str]:
+    """The installed ``mdf`` command beside this interpreter, or the module where no script was installed."""
+    exe = Path(sys.executable).with_name("mdf")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "mdf.cli"]
+
+
 def run_mdf(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, replace_env: bool = False
 ) -> subprocess.CompletedProcess:
     """Run the installed ``mdf`` command (the way users do) and capture its output; ``env`` is added to this
     process's environment, or with ``replace_env`` is the whole of it (a test that must hide a variable)."""
     full_env = {**({} if replace_env else os.environ), "COLUMNS": "200", **(env or {})}
-    exe = Path(sys.executable).with_name("mdf")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "mdf.cli"]
-    return subprocess.run([*cmd, *args], cwd=cwd or ROOT, env=full_env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [*mdf_command(), *args], cwd=cwd or ROOT, env=full_env, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ import copy
 import os
 import shutil
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from .conftest import mdf_command
 from .cpu_window import IdleSampler
 from .ray_helpers import many_rows_parquet, text_recipe
 
@@ -149,7 +149,6 @@ class Neighbour:
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def _loop(self) -> None:
-        exe = str(Path(sys.executable).with_name("mdf"))
         while not self._stop.is_set():
             run = self.tmp / f"neighbour-{self.loops}"
             run.mkdir(parents=True)
@@ -158,7 +157,7 @@ class Neighbour:
             with self._lock:
                 if self._stop.is_set():
                     return
-                cmd = ["taskset", "-c", str(self.core), exe, "run", "-q", str(run / "r.yaml")]
+                cmd = ["taskset", "-c", str(self.core), *mdf_command(), "run", "-q", str(run / "r.yaml")]
                 self._proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self._proc.wait()
             shutil.rmtree(run, ignore_errors=True)
