@@ -139,4 +139,3 @@ def test_item6_a_link_to_another_folder_is_still_walked(tmp_path, capsys):
     code, _, err = cli(capsys, "run", "-q", str(recipe))
     assert code == 0 and not error_lines(err), err
     assert table(tmp_path / "out").num_rows == 70
-
