@@ -116,19 +116,26 @@ def _expand_remote(pattern: str, where: str, extensions: tuple[str, ...] | None)
     try:
         found = storage.expand([pattern], where.rsplit("[", 1)[0], extensions)
     except ObjectNotFound as exc:
-        detail = str(exc).removeprefix(f"{pattern}: ").split(" (", 1)[0].split("; ", 1)[0]
+        detail = str(exc).removeprefix(f"{exc.url}: ").split(" (", 1)[0].split("; ", 1)[0]
         bucket = _bucket(pattern)
         if bucket is not None and not _exists(storage, bucket):
             detail = f"bucket {bucket.removeprefix('s3://')!r} does not exist at this endpoint"
-        raise RecipeError(f"no input object matches {pattern!r} ({detail}); fix the URL or glob", where) from None
+        raise RecipeError(
+            f"no input object matches {redact_url(pattern)!r} ({detail}); fix the URL or glob", where
+        ) from None
     except StorageError as exc:
+        from mdf.storage.retry import is_connection_failure
+
         detail = str(exc).removeprefix(f"{exc.url}: ")
         hint = ""
-        if "ACCESS_DENIED" in detail or "AccessDenied" in detail or " 403" in detail:
+        if is_connection_failure(detail):  # said first: the rest of an SDK's message is its retries' story
+            detail = f"cannot connect to {storage.endpoint_of(pattern)} ({detail})"
+            hint = "; check the endpoint and the network"
+        elif "ACCESS_DENIED" in detail or "AccessDenied" in detail or " 403" in detail:
             hint = "; check the credentials (AWS_ACCESS_KEY_ID/AWS_PROFILE, the credential chain) and the bucket policy"
         elif "after" in detail and "tries" in detail:
             hint = "; check the endpoint (AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL) and the network"
-        raise RecipeError(f"cannot list {pattern!r}: {detail}{hint}", where) from None
+        raise RecipeError(f"cannot list {redact_url(pattern)!r}: {detail}{hint}", where) from None
     for obj in found:
         _LISTED[obj.url] = obj
     return [obj.url for obj in found]

@@ -38,6 +38,7 @@ _EXPORTS = {
     "configure": "mdf.storage.fs",
     "default": "mdf.storage.fs",
     "S3Lock": "mdf.storage.lock",
+    "dead_on_this_host": "mdf.storage.lock",
     "redact_text": "mdf.storage.redact",
     "redact_url": "mdf.storage.redact",
     "RetryPolicy": "mdf.storage.retry",
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     from mdf.storage.config import S3Settings, StorageSettings, parse_storage
     from mdf.storage.errors import LockHeld, ObjectNotFound, StorageError
     from mdf.storage.fs import ObjectInfo, Storage, configure, default
-    from mdf.storage.lock import S3Lock
+    from mdf.storage.lock import S3Lock, dead_on_this_host
     from mdf.storage.redact import redact_text, redact_url
     from mdf.storage.retry import RetryPolicy, is_transient
     from mdf.storage.urls import has_wildcard, is_remote, join, literal_prefix, scheme_of
@@ -74,6 +75,7 @@ __all__ = [
     "StorageSettings",
     "commoncrawl_urls",
     "configure",
+    "dead_on_this_host",
     "default",
     "has_wildcard",
     "is_remote",
