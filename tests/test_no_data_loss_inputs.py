@@ -139,3 +139,23 @@ def test_item6_a_link_to_another_folder_is_still_walked(tmp_path, capsys):
     code, _, err = cli(capsys, "run", "-q", str(recipe))
     assert code == 0 and not error_lines(err), err
     assert table(tmp_path / "out").num_rows == 70
+
+
+def test_item6_the_image_folder_reader_ends_over_symlink_loops_too(tmp_path):
+    """``image_folder`` lists its own globs (through :func:`mdf.glob_files` now). Seen red on eefbc81:
+    ``mdf validate`` over ``d/**/*.png`` with two loops was still listing after 60 s."""
+    pytest.importorskip("mdf_image")
+    from PIL import Image
+
+    d = tmp_path / "d"
+    d.mkdir()
+    Image.new("RGB", (8, 8), (200, 10, 10)).save(d / "a.png")
+    (d / "l1").symlink_to(d)
+    (d / "l2").symlink_to(d)
+    recipe = write_recipe(tmp_path, [str(d / "**" / "*.png")], "image_folder", ops=[{"image_metadata_refiner": {}}])
+    try:
+        result = subprocess.run([*mdf_command(), "validate", str(recipe)], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("mdf validate of an image_folder glob over two symlink loops did not end in 60 s")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "1 input shard(s)" in result.stdout and "were skipped" in result.stdout, result.stdout

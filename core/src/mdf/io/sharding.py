@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mdf.errors import RecipeError
-from mdf.io.walk import glob_files
+from mdf.io import walk
 from mdf.storage.redact import redact_url
 from mdf.storage.urls import is_remote
 
@@ -36,6 +36,12 @@ ends so gets a hash, or it could write the part file of another file's piece."""
 NOTES: list[str] = []
 """What the last expansions did that the user may not expect (a skipped symlink loop, an input named twice),
 one line each: the run logs and prints them (:func:`take_notes`)."""
+
+
+def glob_files(pattern: str) -> list[str]:
+    """The local files ``pattern`` matches, sorted; ``**`` enters each real folder once, so a symlink loop ends,
+    and a skipped one becomes a note of the run (:mod:`mdf.io.walk`). For readers that list files themselves."""
+    return walk.glob_files(pattern, NOTES)
 
 
 def take_notes() -> list[str]:
@@ -77,7 +83,7 @@ def expand_paths(
                     f"{yaml_path}[{i}]",
                 )
         else:
-            matched = glob_files(p, NOTES)
+            matched = glob_files(p)
         if not matched:
             raise RecipeError(
                 f"no input file matches {pattern!r} (cwd {os.getcwd()}); fix the path or glob",
