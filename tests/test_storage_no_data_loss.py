@@ -4,10 +4,9 @@ a server that does not answer, paths files, and a killed run's lock on an ``s3:/
 Real SeaweedFS (``tests/storage_servers.py``), a loopback HTTP server with ranges, the real CLI. Each test says
 how it was seen failing on eefbc81 (the code before this change).
 
-Not here: keys with an empty segment (``a//b``). SeaweedFS folds ``//`` into ``/`` when an object is written
-(a PUT of ``a//b`` then lists as ``a/b``), so no such key can be made on it; on servers that keep them (AWS,
-moto) a listing returned them and the run failed when it reached one (pyarrow: "Empty path component"). They
-are refused when listed now (``mdf.storage.listing.check_keys``); checked by hand against moto 5.2.5.
+Keys with an empty segment (``a//b``) cannot be made on SeaweedFS, which folds ``//`` into ``/`` when an object
+is written (a PUT of ``a//b`` lists as ``a/b``); AWS keeps them as keys of their own, and so does moto's S3 server
+(``moto[server]``, installed by the ``storage`` session), which that one test runs against.
 """
 
 from __future__ import annotations
@@ -255,3 +254,62 @@ def test_item14_a_killed_runs_s3_index_lock_does_not_hold_its_own_resume_off(
                              text=True, timeout=300)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr[-3000:]  # eefbc81: exit 2 at once, before any work
     assert table(tmp_path / "out").num_rows + table(tmp_path / "rej").num_rows == 1200
+
+
+# item 14: keys with an empty segment (a server that keeps them: moto, as AWS does)
+
+
+@pytest.fixture
+def moto_s3(tmp_path: Path):
+    """``moto_server`` on a free loopback port (skipped where ``moto[server]`` is not installed)."""
+    import shutil
+    import sys
+
+    from tests.storage_servers import free_ports
+
+    exe = Path(sys.executable).with_name("moto_server")
+    if not exe.exists() and shutil.which("moto_server") is None:
+        pytest.skip("moto's S3 server not installed: pip install 'moto[server]'")
+    (port,) = free_ports(1)
+    log = open(tmp_path / "moto.log", "wb")  # noqa: SIM115 - the child holds it
+    proc = subprocess.Popen([str(exe) if exe.exists() else "moto_server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    env = {
+        "AWS_ENDPOINT_URL_S3": url,
+        "AWS_ACCESS_KEY_ID": "k",
+        "AWS_SECRET_ACCESS_KEY": "s",
+        "AWS_REGION": "us-east-1",
+    }
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=url, aws_access_key_id="k", aws_secret_access_key="s",
+                          region_name="us-east-1")  # fmt: skip
+    deadline = time.time() + 60
+    while True:
+        try:
+            client.list_buckets()
+            break
+        except Exception:
+            assert proc.poll() is None and time.time() < deadline, (tmp_path / "moto.log").read_text()[-2000:]
+            time.sleep(0.3)
+    yield client, env
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+    log.close()
+
+
+def test_item14_a_key_with_an_empty_segment_is_refused_when_listed(moto_s3, tmp_path: Path) -> None:
+    """``data/a.parquet`` and ``data//b.parquet`` (a key of its own on AWS). pyarrow lists it but cannot open
+    it ("Empty path component"). Seen red on eefbc81: listed, then the run failed when it reached the key: exit
+    1, "error: s3://keys/data//b.parquet: read at byte 0 failed: Empty path component in path ...", after work.
+    Refused when listed now, exit 2 before any work."""
+    client, env = moto_s3
+    client.create_bucket(Bucket="keys")
+    client.put_object(Bucket="keys", Key="data/a.parquet", Body=parquet_bytes(100, 1))
+    client.put_object(Bucket="keys", Key="data//b.parquet", Body=parquet_bytes(100, 2))
+    result = run_mdf("run", str(recipe(tmp_path, {"type": "parquet", "paths": ["s3://keys/data/**"]})), env=env)
+    line = one_error_line(result)
+    assert result.returncode == 2 and line.startswith("error: reader.paths[0]: 1 object(s) under "), line
+    assert "'s3://keys/data//b.parquet'" in line and "empty segment" in line
+    assert not (tmp_path / "out").exists()
