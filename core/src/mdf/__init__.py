@@ -8,7 +8,7 @@ core may move its insides freely, and tests/test_plugin_api.py checks every plug
 * key state: :class:`KeyState` (the client a deduplicator's ``self.state`` is), :class:`StateType` (the base
   of bucket-side state a plugin registers), :data:`NO_MATCH`;
 * readers and writers: :class:`Reader`, :class:`Writer`, :class:`Shard`, :class:`ParquetReader` (to subclass),
-  :func:`expand_paths` and :func:`shard_ids` (file listing, sharding), :data:`DAMAGED_INPUT` and
+  :func:`expand_paths`, :func:`glob_files` and :func:`shard_ids` (file listing, sharding), :data:`DAMAGED_INPUT` and
   :func:`damaged_input_batch` (a damaged record goes to ``rejected``);
 * batch sizing: :class:`Modality` and :class:`CostClass` (what readers and operators declare by name, and
   what ``mdf_register_modalities`` / ``mdf_register_cost_classes`` add);
@@ -79,6 +79,7 @@ _EXPORTS = {
     "Writer": "mdf.io.base",
     "damaged_input_batch": "mdf.io.base",
     "expand_paths": "mdf.io.sharding",
+    "glob_files": "mdf.io.sharding",
     "has_native_kernel": "mdf.native",
     "as_numpy": "mdf.arrowpy",
     "lit": "mdf.arrowpy",
@@ -94,7 +95,7 @@ if TYPE_CHECKING:
     from mdf.executor.api import Executor, ExecutorParams
     from mdf.io.base import DAMAGED_INPUT, Reader, Shard, Writer, damaged_input_batch
     from mdf.io.parquet import ParquetReader
-    from mdf.io.sharding import expand_paths, shard_ids
+    from mdf.io.sharding import expand_paths, glob_files, shard_ids
     from mdf.metrics import REASON, REASON_DETAIL, OperatorMetrics, RunMetrics, StageMetrics
     from mdf.native import KERNELS, has_native_kernel, native_kernel, with_columns
     from mdf.operators import BatchContext, Filter, Operator, Params, Refiner
@@ -146,6 +147,7 @@ __all__ = [
     "as_numpy",
     "damaged_input_batch",
     "expand_paths",
+    "glob_files",
     "has_native_kernel",
     "hookimpl",
     "lazy_exports",

@@ -3,7 +3,9 @@
 The recipe is taken without ``executor``, ``source`` and ``on_damaged_input`` (how to run and when to stop do not
 change what is written), output paths made absolute, and the input listing as (path, size, mtime). For an
 object (``s3://...``) size and mtime come from the listing the reader made (:func:`mdf.io.sharding.file_info`):
-an object rewritten under the same key gets a new last-modified time, so ``--resume`` sees it changed. Written to
+an object rewritten under the same key gets a new last-modified time, so ``--resume`` sees it changed. URLs are
+taken without their credentials (:mod:`mdf.storage.redact`): they are written into ``run.json``, and a presigned
+URL signed again after a kill names the same object, so ``--resume`` still continues its run. Written to
 ``_mdf/run.json`` before any data (:mod:`mdf.ownership`) and into the checkpoint manifest.
 """
 
@@ -18,6 +20,7 @@ from typing import Any
 from mdf.io.sharding import file_info
 from mdf.output_paths import output_dirs
 from mdf.storage.errors import StorageError
+from mdf.storage.redact import redact_tree, redact_url
 from mdf.storage.urls import is_remote
 
 
@@ -42,10 +45,10 @@ class Fingerprint:
         inputs = []
         for path in dict.fromkeys(s.path for s in plan.shards):
             try:
-                inputs.append([path, *file_info(path)])
+                inputs.append([redact_url(path), *file_info(path)])
             except (OSError, StorageError):
-                inputs.append([path, None, None])
-        return cls(recipe, inputs)
+                inputs.append([redact_url(path), None, None])
+        return cls(redact_tree(recipe), inputs)
 
     def changes(self, record: dict[str, Any]) -> str:
         """What differs from a run record, in one line (the first few recipe keys, then input files)."""

@@ -45,6 +45,7 @@ from mdf.output_paths import check_inputs, output_dirs
 from mdf.output_paths import check_output_paths as check_output_paths  # re-exported: mdf.checks runs it
 from mdf.storage.mirror import register
 from mdf.storage.output import remote_output
+from mdf.storage.redact import redact_text
 from mdf.storage.urls import is_remote
 
 READY = "ready"
@@ -377,7 +378,7 @@ def _read_record(folder: Path) -> dict[str, Any] | None:
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    blob = json.dumps(data, indent=1, default=str).encode()
+    blob = redact_text(json.dumps(data, indent=1, default=str)).encode()  # an error may quote an input URL
     try:
         with open(tmp, "wb") as f:
             f.write(blob)

@@ -19,6 +19,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from mdf.storage.redact import redact_text
+
 LOG = logging.getLogger("mdf")
 FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
@@ -30,7 +32,12 @@ last_path: Path | None = None
 
 
 class _UTC(logging.Formatter):
+    """UTC times; every URL in a line (ours, a library's, a traceback's) without its credentials."""
+
     converter = time.gmtime
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_text(super().format(record))
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         return time.strftime("%Y-%m-%dT%H:%M:%S", self.converter(record.created)) + f".{int(record.msecs):03d}Z"

@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 from mdf import OperatorError, __version__
+from mdf.storage import dead_on_this_host
 from mdf_dedup.index.files import IndexFiles
 
 MANIFEST = "manifest.json"
@@ -94,22 +95,13 @@ def gen_files(gen: dict[str, Any], bucket: int) -> tuple[str, str]:
 
 # -- lock -------------------------------------------------------------------------------------------------------
 def holder_alive(holder: dict[str, Any]) -> bool:
-    """Whether the process that took the lock may still run (another host: cannot tell, so yes; an object lock:
-    renewed within its ttl)."""
-    if "alive" in holder:
-        return bool(holder["alive"])
-    if holder.get("host") != socket.gethostname():
-        return True
-    try:
-        pid = int(holder["pid"])
-        if pid <= 0:  # a damaged lock: no process to ask (``kill(-1, 0)`` would ask every process)
-            return True
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    """Whether the process that took the lock may still run: not when it ran on this host and is gone (a run
+    killed with -9: its own ``--resume`` takes the lock over at once, on object storage too,
+    :func:`mdf.storage.dead_on_this_host`); else, for an object lock, renewed within its ttl; another host's
+    local lock: cannot tell, so yes."""
+    if dead_on_this_host(holder):
         return False
-    except (PermissionError, KeyError, ValueError):
-        return True
-    return True
+    return bool(holder.get("alive", True))
 
 
 def describe(files: IndexFiles, holder: dict[str, Any]) -> str:
