@@ -328,9 +328,9 @@ class JsonlWriter(PartFiles):
             default_factory=list, description="columns not written (e.g. the raw HTML once text is extracted)"
         )
 
-    @property
-    def suffix(self) -> str:  # type: ignore[override]
-        return ".jsonl" + ("" if self.params.compression == "none" else "." + self.params.compression)
+    @classmethod
+    def part_suffix(cls, params: Any) -> str:
+        return ".jsonl" + ("" if params.compression == "none" else "." + params.compression)
 
     def _open(self, tmp_path: str, schema: pa.Schema) -> IO[bytes]:
         return open_stream(tmp_path, "wb", compression=self.params.compression)
