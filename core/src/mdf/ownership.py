@@ -176,8 +176,7 @@ def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
             owned.dirs.append(d)
             if is_remote(path):  # s3://: locked and staged there, written in a local working folder
                 d.remote = remote_output(path, role)
-                d.work = d.published = d.remote.claim({"recipe": str(plan.recipe.source)}, fp.sha, fp.changes,
-                                                      resume, overwrite)  # fmt: skip
+                d.work = d.published = d.remote.claim({"recipe": str(plan.recipe.source)}, fp, resume, overwrite)
                 _claim_dir(d, fp, resume, False)
                 d.mode, d.resumed = d.remote.mode, d.remote.resumed
                 register(d.remote)
@@ -221,8 +220,9 @@ def _claim_dir(d: OwnedDir, fp: Fingerprint, resume: bool, overwrite: bool, over
         if not unclaimed:
             if record is None and _has_contents(target):
                 raise OutputError(f"{role}.path: '{path}' holds no mdf run record to resume; use --overwrite")
-            if record is not None and record.get("fingerprint") != fp.sha:
-                raise OutputError(f"{role}.path: cannot --resume '{path}': {fp.changes(record)}; use --overwrite")
+            why = fp.differs(record) if record is not None else None
+            if why is not None:
+                raise OutputError(f"{role}.path: cannot --resume '{path}': {why}; use --overwrite")
             if target == staging:
                 d.fds.append(_lock(staging, path, d))
                 d.work = staging
@@ -320,6 +320,7 @@ def _write_record(
         "updated": _now(),
         "recipe": fp.recipe,
         "inputs": fp.inputs,
+        "files": fp.files,  # what the files the recipe names held when the run began (mdf.named_files)
         "part_suffixes": suffixes,  # with shards.json: the names this run may leave (mdf.replace)
     }
     if parts is not None:
