@@ -11,6 +11,7 @@ exists), keys files are memory-mapped.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import uuid
 from collections.abc import Callable
@@ -18,12 +19,46 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from mdf import OperatorError
 from mdf.storage import is_remote
 
 
 def index_root(path: str) -> str:
     """How a run names the index (the same in every process): an absolute folder, or the URL as given."""
     return path.rstrip("/") if is_remote(path) else os.path.abspath(path.removeprefix("file://"))
+
+
+class _Hashing:
+    """A file being written whose bytes also go through SHA-256 (the manifest keeps each generation file's)."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self.f, self.sha = f, hashlib.sha256()
+
+    def write(self, data: Any) -> int:
+        self.sha.update(data)
+        return self.f.write(data)
+
+
+def publish_hashed(files: Any, name: str, write: Callable[[Any], None]) -> tuple[int, str]:
+    """:meth:`IndexFiles.publish` (or an object index's), also returning the SHA-256 of the bytes written."""
+    digest: list[str] = []
+
+    def hashed(f: BinaryIO) -> None:
+        h = _Hashing(f)
+        write(h)
+        digest.append(h.sha.hexdigest())
+
+    size = files.publish(name, hashed)
+    return size, digest[-1]
+
+
+def check_digest(url: str, got: str, want: str | None) -> None:
+    """Exit 1 naming the file when its content's SHA-256 is not the one the manifest holds (``want``; ``None``: an
+    index written before the manifest held them, checked by size only)."""
+    if want is not None and got != want:
+        raise OperatorError(f"index generation file {url} does not match the checksum the manifest holds (SHA-256 "
+                            f"{got[:12]}..., not {want[:12]}...): it was altered or damaged; restore it, or rebuild "
+                            "the index")  # fmt: skip
 
 
 def open_files(path: str, settings: Any = None) -> Any:
@@ -66,13 +101,22 @@ class IndexFiles:
         except FileNotFoundError:
             return None
 
-    def load_keys(self, name: str, size: int) -> np.ndarray:
-        """A keys file (``.npy``), memory-mapped: pages are read as lookups touch them."""
+    def load_keys(self, name: str, size: int, sha256: str | None = None) -> np.ndarray:
+        """A keys file (``.npy``), memory-mapped: pages are read as lookups touch them; with ``sha256``, read once
+        first to check it (the lookups' directory reads every key anyway)."""
+        self.verify(name, sha256)
         return np.load(self.path(name), mmap_mode="r")
 
-    def open_table(self, name: str) -> str:
-        """What :func:`pyarrow.parquet.read_table` reads ``name`` from."""
+    def open_table(self, name: str, sha256: str | None = None) -> str:
+        """What :func:`pyarrow.parquet.read_table` reads ``name`` from, its content checked with ``sha256``."""
+        self.verify(name, sha256)
         return self.path(name)
+
+    def verify(self, name: str, sha256: str | None) -> None:
+        """:func:`check_digest` of the file ``name`` (nothing read without ``sha256``)."""
+        if sha256 is not None:
+            with open(self.path(name), "rb") as f:
+                check_digest(self.path(name), hashlib.file_digest(f, "sha256").hexdigest(), sha256)
 
     def read_tagged(self, name: str) -> tuple[bytes | None, None]:
         """The file and its version (none locally: the lock alone keeps a second writer out)."""
