@@ -29,6 +29,7 @@ import contextlib
 import dataclasses
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mdf import layout
+from mdf import crash, layout
 from mdf.errors import MdfError, RecipeError
 from mdf.fingerprint import Fingerprint
 from mdf.output_paths import check_inputs, output_dirs
@@ -113,12 +114,14 @@ class OwnedRun:
 
     def finish(self, metrics: Any) -> None:
         """Write metrics and the completed record, then swap staged folders into place (roll-forward safe)."""
+        digest = None  # of metrics.json as written: `mdf report` tells a changed file from its own bug by it
         if self.dirs and self.dirs[0].role == "writer":
-            metrics.write_json(layout.metrics_path(self.dirs[0].work))
+            written = metrics.write_json(layout.metrics_path(self.dirs[0].work))
+            digest = hashlib.sha256(written.read_bytes()).hexdigest()
         for d in self.dirs:  # a local folder's record lists its part files: a later --overwrite deletes only those
             parts = None if d.remote is not None else parts_written(d.work, self.suffixes)
             _write_record(d.work, self.fingerprint, "complete", self.resumed, d.mode, suffixes=self.suffixes,
-                          parts=parts)  # fmt: skip
+                          parts=parts, metrics_sha256=digest if d is self.dirs[0] else None)  # fmt: skip
         for d in self.dirs:
             if d.staged:
                 _write_json(layout.meta_dir(d.work) / READY, {"published": str(d.published)})
@@ -213,6 +216,8 @@ def _claim_dir(d: OwnedDir, fp: Fingerprint, resume: bool, overwrite: bool, over
     d.fds.append(_lock(published, path, d))
     roll_forward(published)
     staging = layout.staging_dir(published)
+    crash.note(published, locked=True)  # "running" under a lock we hold: that run crashed or was killed
+    crash.note(staging)
     if resume:
         target = staging if layout.run_record_path(staging).exists() else published
         record = _read_record(target)
@@ -251,6 +256,9 @@ def _claim_dir(d: OwnedDir, fp: Fingerprint, resume: bool, overwrite: bool, over
             d.fds.append(_lock(staging, path, d))
             d.work = staging
     elif _has_contents(published):
+        dead = crash.crashed(published) or crash.crashed(staging)
+        if dead is not None:
+            raise OutputError(f"{role}.path: '{path}': {dead['error']}; --resume continues it, --overwrite replaces it")
         raise OutputError(
             f"{role}.path: '{path}' is not empty; pass --overwrite to replace it (kept until the new run "
             "succeeds) or --resume to continue the run that wrote it"
@@ -308,6 +316,7 @@ def _write_record(
     error: str | None = None,
     suffixes: list[str] | None = None,
     parts: list[str] | None = None,
+    metrics_sha256: str | None = None,
 ) -> None:
     record: dict[str, Any] = {
         "format": 1,
@@ -325,6 +334,8 @@ def _write_record(
     }
     if parts is not None:
         record["parts"] = parts  # every part file of the completed run: all a later --overwrite deletes
+    if metrics_sha256 is not None:
+        record["metrics_sha256"] = metrics_sha256
     if error is not None:
         record["error"] = error  # why a "failed" run stopped
     _write_json(layout.run_record_path(folder), record)
