@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 import yaml
 from dedup_helpers import exact_corpus, recipe, write_corpus
-from index_helpers import run
 
 from mdf.cli import main
 from mdf_dedup.index.files import IndexFiles
@@ -35,17 +34,6 @@ def cli(tmp: Path, glob: str, op: dict, name: str, capsys, *flags: str, executor
     except SystemExit as exc:
         code = int(exc.code or 0)
     return code, capsys.readouterr().err
-
-
-@pytest.fixture
-def built(tmp_path: Path) -> tuple[str, str]:
-    """An index built by an exact_dedup run over crawl A; the glob of crawl B."""
-    table = exact_corpus(1200, seed=9)
-    glob_a = write_corpus(tmp_path / "a", table.slice(0, 600), files=2)
-    glob_b = write_corpus(tmp_path / "b", table.slice(600), files=2)
-    index = str(tmp_path / "index")
-    run(tmp_path, glob_a, {"exact_dedup": {"index": index, **UPDATE}}, "a")
-    return index, glob_b
 
 
 def one_line(code: int, err: str, want: int = 2) -> str:
@@ -139,7 +127,7 @@ def test_a_generation_file_altered_in_place_is_found_by_its_checksum(tmp_path, b
     code, err = cli(tmp_path, glob_b, {"exact_dedup": {"index": index}}, "b", capsys, executor=spec)
     line = one_line(code, err, want=1)
     assert keys_file in line and "does not match the checksum the manifest holds" in line, line
-    assert all(len(f["key_sha256"]) == len(f["source_sha256"]) == 64 for f in gen["files"])
+    assert all(len(f["key_xxh3"]) == len(f["source_xxh3"]) == 32 for f in gen["files"])  # xxh3-128, hex
 
 
 def test_resume_refuses_an_index_another_run_added_to(tmp_path, built, capsys):

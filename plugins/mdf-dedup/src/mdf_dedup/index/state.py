@@ -50,10 +50,10 @@ def _check_written(files: Any, gen: dict[str, Any], entry: dict[str, Any] | None
         return
     names = mf.gen_files(gen, entry["bucket"])
     sizes = (entry["key_bytes"], entry["source_bytes"])
-    sums = (entry.get("key_sha256"), entry.get("source_sha256"))
+    sums = (entry.get("key_xxh3"), entry.get("source_xxh3"))
     if "bits" in entry:  # a Bloom generation: one filter file, no sources
-        names, sizes, sums = (filter_file(gen, entry["bucket"]),), (entry["key_bytes"],), (entry.get("key_sha256"),)
-    for name, expected, sha256 in zip(names, sizes, sums, strict=True):
+        names, sizes, sums = (filter_file(gen, entry["bucket"]),), (entry["key_bytes"],), (entry.get("key_xxh3"),)
+    for name, expected, checksum in zip(names, sizes, sums, strict=True):
         size = files.size(name)
         if size != expected:
             raise OperatorError(
@@ -61,7 +61,7 @@ def _check_written(files: Any, gen: dict[str, Any], entry: dict[str, Any] | None
                 f"{'missing' if size is None else f'{size} bytes, not {expected}'}; "
                 "run the recipe again with --overwrite (not --resume) to write it again"
             )
-        files.verify(name, sha256)
+        files.verify(name, checksum)
 
 
 class IndexState(StateType):

@@ -31,7 +31,7 @@ class LoadedIndex:
         self.files = files
         self.parts: list[tuple[np.ndarray, np.ndarray | None, str, int]] = []  # keys, rows in file, sources, bytes
         self._sources: dict[int, pa.Array] = {}
-        self._source_sha: list[str | None] = []  # each part's sources file's SHA-256 (the manifest's)
+        self._source_sum: list[str | None] = []  # each part's sources file's checksum (the manifest's)
         self._sorted: Any = None  # an mdf_kernels.SortedKeys of every part's keys, made by the first lookup
         self._origin: np.ndarray | None = None  # several parts merged: each key's position among all parts' keys
         self._starts = np.zeros(1, dtype=np.int64)  # where each part's keys start among all parts' keys
@@ -58,13 +58,13 @@ class LoadedIndex:
                 raise OperatorError(
                     f"index generation file {self.files.path(name)} is {what}; restore it, or rebuild the index"
                 )
-        keys = self.files.load_keys(keys_name, entry["key_bytes"], entry.get("key_sha256"))
+        keys = self.files.load_keys(keys_name, entry["key_bytes"], entry.get("key_xxh3"))
         rows = None
         if filtered:
             rows = np.flatnonzero(keys % np.uint64(buckets) == bucket)
             keys = np.asarray(keys[rows])
         self.parts.append((keys, rows, sources_name, entry["keys"]))
-        self._source_sha.append(entry.get("source_sha256"))
+        self._source_sum.append(entry.get("source_xxh3"))
 
     def __len__(self) -> int:
         return sum(len(k) for k, _, _, _ in self.parts)
@@ -150,9 +150,9 @@ class LoadedIndex:
     def source_column(self, slot: int) -> pa.Array:
         """The sources file of loaded part ``slot``, whole (read once), its content checked."""
         if slot not in self._sources:
-            name, sha256 = self.parts[slot][2], self._source_sha[slot]
+            name, checksum = self.parts[slot][2], self._source_sum[slot]
             try:
-                table = pq.read_table(self.files.open_table(name, sha256), columns=["source"])
+                table = pq.read_table(self.files.open_table(name, checksum), columns=["source"])
             except (OSError, pa.ArrowException) as exc:
                 raise OperatorError(f"index generation file {self.files.path(name)} cannot be read: {exc}") from exc
             self._sources[slot] = table.column(0).combine_chunks()
@@ -170,7 +170,7 @@ def write_bucket(
     files: IndexFiles, gen: dict[str, Any], bucket: int, keys: np.ndarray, sources: pa.Array
 ) -> dict[str, Any]:
     """Write one bucket's new keys (sorted, unique) and their sources; the manifest entry that lists them, with
-    each file's size and SHA-256 (what a later run checks before it trusts a file).
+    each file's size and checksum (xxh3-128: what a later run checks before it trusts a file).
 
     The keys file is written on a thread while the sources file is encoded: each is written, flushed to disk
     (or uploaded) and renamed on its own, and both wait mostly on the disk or the network, without the GIL."""
@@ -190,12 +190,12 @@ def write_bucket(
         f.write(buf.getvalue())
 
     try:
-        source_bytes, source_sha = publish_hashed(files, sources_name, parquet)
+        source_bytes, source_sum = publish_hashed(files, sources_name, parquet)
     finally:
         writer.shutdown()  # waits for the keys file, also when the sources file failed
-    key_bytes, key_sha = keys_written.result()
+    key_bytes, key_sum = keys_written.result()
     return {"bucket": bucket, "keys": len(keys), "key_bytes": key_bytes, "source_bytes": source_bytes,
-            "key_sha256": key_sha, "source_sha256": source_sha}  # fmt: skip
+            "key_xxh3": key_sum, "source_xxh3": source_sum}  # fmt: skip
 
 
 def plain(values: pa.Array) -> pa.Array:
