@@ -58,6 +58,7 @@ _MANIFEST = "_mdf/state/manifest.json"
 _UPLOADS_FILE = "_mdf/uploads.json"  # on the staging prefix only: the open multipart uploads of the parts
 _GUARD = threading.Lock()
 _SKIP = {"_mdf/lock"}
+_PROBE = f"{layout.META}/write-probe-"  # check_writable's object, left only where a DELETE was refused
 _UPLOADS = 8
 
 
@@ -140,7 +141,7 @@ class RemoteOutput:
                 self.made_staging = True
             self._forget_local_only()
             return self.work
-        busy = data or any(n not in _SKIP for n in names if not layout.is_data_name(n.split("/")[0]))
+        busy = data or any(n not in _SKIP and not n.startswith(_PROBE) for n in names if not layout.is_data_name(n))
         if busy and not overwrite:
             raise RemoteRefused(
                 f"{self.role}.path: '{self.url}' is not empty; pass --overwrite to replace it (kept until the new run "
@@ -365,7 +366,7 @@ def check_writable(url: str, role: str) -> None:
         raise RecipeError(f"'{url}': an s3:// output needs botocore (its lock and publish use conditional PUTs): "
                           "pip install 'mdf-core[storage]'", f"{role}.path") from None  # fmt: skip
     bucket, _, prefix = urls.strip_scheme(url).partition("/")
-    key = f"{prefix.strip('/')}/{layout.META}/write-probe-{uuid.uuid4().hex[:12]}"
+    key = f"{prefix.strip('/')}/{_PROBE}{uuid.uuid4().hex[:12]}"
     policy = RetryPolicy(attempts=default().settings.s3.max_attempts)
     try:
         call(lambda: client.put_object(Bucket=bucket, Key=key, Body=b""), url, "a test write", policy)
