@@ -15,6 +15,7 @@ replaced only if its ETag is the one the run read, and the lock is an :class:`md
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -85,6 +86,25 @@ def difference(manifest: dict[str, Any], operator: str, settings: dict[str, Any]
         if theirs.get(key) != settings.get(key):
             return f"made with {key}={theirs.get(key)!r}, this operator has {key}={settings.get(key)!r}"
     return None
+
+
+def strangers(files: IndexFiles) -> list[str]:
+    """Files of an index without a manifest that no ``update`` run now starting may leave behind: all but the lock
+    and the generation the lock's holder (a run killed before it published: its ``--resume``) wrote. An empty
+    list means a new index may start here."""
+    holder = read_lock(files)
+    own = generation_id(holder) if holder is not None else None
+    out = []
+    for name in files.list():
+        if name == LOCK or (own is not None and name.split("/")[0] == own) or ".tmp-" in name or ".new-" in name:
+            continue
+        out.append(name)
+    return out
+
+
+def generation_id(run: dict[str, Any]) -> str:
+    """The same for every bucket of a run and for its resume; different for another run."""
+    return "g-" + hashlib.sha1(f"{run.get('fingerprint')}|{run.get('output')}".encode()).hexdigest()[:16]
 
 
 def gen_files(gen: dict[str, Any], bucket: int) -> tuple[str, str]:
