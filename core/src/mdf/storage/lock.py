@@ -226,9 +226,22 @@ def dead_on_this_host(holder: dict[str, Any]) -> bool:
     crash): its lock is stale now, not after its ttl; as a local ``flock`` is dropped by the kernel when its
     process dies. Another host's holder, or one without a usable pid (a damaged lock: ``kill(-1, 0)`` would ask
     every process), is judged by the ttl alone (we cannot see its processes). Every lock mdf takes on object
-    storage asks this: the output's and the dedup index's."""
-    pid = holder.get("pid")
-    if holder.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 0:
+    storage asks this: the output's and the dedup index's.
+
+    A holder may name the run it works for (``driver``: the ``mdf run`` process's pid and host): a Ray actor that
+    took a dedup index's lock for a run outlives a driver killed with -9 by seconds (longer on a loaded host) and
+    renews the lock meanwhile; the run's ``--resume`` takes it over as soon as the driver is gone. The orphan's
+    next renewal is conditional on its own ETag, so it finds the lock lost and publishes nothing."""
+    driver = holder.get("driver")
+    if isinstance(driver, dict) and _gone(driver):  # the run's own process (a Ray actor may hold it for the run)
+        return True
+    return _gone(holder)
+
+
+def _gone(who: dict[str, Any]) -> bool:
+    """``who`` (``{"pid", "host"}``) ran on this host and its process is gone."""
+    pid = who.get("pid")
+    if who.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 0:
         return False
     try:
         os.kill(pid, 0)

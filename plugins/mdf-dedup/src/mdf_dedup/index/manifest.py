@@ -154,7 +154,7 @@ def acquire(files: IndexFiles, run: dict[str, Any]) -> None:
         files.acquire_lock(run)
         return
     me = {"fingerprint": run.get("fingerprint"), "output": run.get("output"), "pid": os.getpid(),
-          "host": socket.gethostname(), "since": time.time()}  # fmt: skip
+          "host": socket.gethostname(), "since": time.time(), "driver": run.get("driver")}  # fmt: skip
     for _ in range(3):
         if files.create(LOCK, json.dumps(me).encode()):
             return

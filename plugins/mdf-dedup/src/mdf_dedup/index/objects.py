@@ -300,8 +300,13 @@ def _key(root: str, run: dict[str, Any]) -> tuple[str, str, str]:
     return join(root, "_lock.json"), str(run.get("fingerprint")), str(run.get("output"))
 
 
-def _who(run: dict[str, Any]) -> dict[str, str]:
-    return {"fingerprint": str(run.get("fingerprint")), "output": str(run.get("output"))}
+def _who(run: dict[str, Any]) -> dict[str, Any]:
+    """The run a lock is held for; ``driver`` (its ``mdf run`` process) lets its ``--resume`` take over the lock
+    of a Ray actor that outlives a killed driver (:func:`mdf.storage.dead_on_this_host`)."""
+    who: dict[str, Any] = {"fingerprint": str(run.get("fingerprint")), "output": str(run.get("output"))}
+    if isinstance(run.get("driver"), dict):
+        who["driver"] = run["driver"]
+    return who
 
 
 def _same_run(holder: dict[str, Any], run: dict[str, Any]) -> bool:
