@@ -3,11 +3,10 @@ estimated from Parquet scores, in recipes run inline, and its recipe errors."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
