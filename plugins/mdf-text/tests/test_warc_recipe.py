@@ -95,5 +95,9 @@ def test_bad_bodies_and_damage_reach_rejected(tmp_path: Path, run_recipe) -> Non
     )
     assert kept.column("url").to_pylist() == [f"http://r.example/{i}" for i in (0, 1, 3, 4)]
     reasons = sorted(rejected.column("_reason").to_pylist())
-    assert reasons[0].startswith("reader:bad_content_encoding: gzip") and reasons[1] == "reader:damaged_input"
+    assert reasons == ["reader:bad_content_encoding", "reader:damaged_input"]
+    details = dict(
+        zip(rejected.column("_reason").to_pylist(), rejected.column("_reason_detail").to_pylist(), strict=True)
+    )
+    assert details["reader:bad_content_encoding"].startswith("gzip: "), details
     assert sum(metrics.reader_reasons.values()) == 2  # the run's counts say the same

@@ -13,7 +13,7 @@ import pyarrow as pa
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from mdf import REASON, Reader
+from mdf import REASON, REASON_DETAIL, Reader
 
 
 @dataclass
@@ -88,7 +88,7 @@ def read_all(reader: Reader, batch_rows: int = 1000) -> tuple[pa.Table | None, l
             if "_raw" in batch.schema.names:
                 bad.append(batch)
             elif REASON in batch.schema.names:
-                good.append(batch.drop_columns([REASON]))
+                good.append(batch.drop_columns([n for n in (REASON, REASON_DETAIL) if n in batch.schema.names]))
                 bad.append(batch)
             else:
                 good.append(batch)
