@@ -39,6 +39,7 @@ slice (:mod:`mdf.storage.commoncrawl`), instead of listing files.
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from collections.abc import Iterator
 from contextlib import closing
 from functools import partial
@@ -197,7 +198,7 @@ class WarcReader(Reader):
             begin, first = (cols.stop_pos, False) if cols.stop_pos is not None else (cols.last_pos, True)
             if begin is None:
                 begin, first = seg.skip, False
-            walker = Walker(rules, frame, seg, begin)
+            walker = Walker(rules, frame, *_from_unit(seg, units, begin))
             try:
                 found = walker.walk(first, failed)
             finally:
@@ -213,6 +214,16 @@ class WarcReader(Reader):
             yield cols.batch()
         for at, message in sorted(damages, key=lambda d: d[0]):
             yield damaged_input_batch(shard, at, message)
+
+
+def _from_unit(seg: Segment, units: Units | None, pos: int) -> tuple[Segment, int]:
+    """Where the walker starts to read decoded position ``pos`` of the segment: at the start of the unit that
+    holds it (not the segment's: re-inflating a whole file to check its tail doubled the read's time)."""
+    if units is None:
+        return Segment(seg.at + pos), 0
+    starts, ats = units.starts()
+    k = bisect_right(starts, pos) - 1
+    return (Segment(ats[k], pos - starts[k]), pos - starts[k]) if k >= 0 else (seg, pos)
 
 
 def _read_lz4(shard: Shard, cols: Columns, batch_rows: int) -> Iterator[pa.RecordBatch]:
