@@ -202,7 +202,7 @@ fn a_record_over_max_record_bytes_is_rejected_and_never_held_whole() {
     let recs = responses(3);
     let bomb = record("response", "http://x/bomb", &big);
     for gzip in [true, false] {
-        let parts = [&recs[..2], &[bomb.clone()], &recs[2..]].concat();
+        let parts = [&recs[..2], std::slice::from_ref(&bomb), &recs[2..]].concat();
         let parts: Vec<Vec<u8>> = if gzip { parts.iter().map(|r| gz(r)).collect() } else { parts };
         let data = parts.concat();
         let bomb_end = parts[..3].concat().len();
