@@ -279,10 +279,12 @@ impl Inflater {
                     self.resync_from = None;
                     return true;
                 }
-                let tail = self.input.len().saturating_sub(MEMBER_HEAD.len() - 1);
-                self.resync_from = Some(self.input_at + tail.max(i) as u64);
-                self.used = self.used.max(tail.max(i));
-                self.keep = self.used;
+                // keep what may be a member's first bytes; before them is the damage (zlib may have read past
+                // the bad member's end into its bit buffer: `used` says nothing now)
+                let tail = self.input.len().saturating_sub(MEMBER_HEAD.len() - 1).max(i);
+                self.resync_from = Some(self.input_at + tail as u64);
+                self.used = tail;
+                self.keep = tail;
                 return false;
             };
             let c = i + k;
@@ -297,8 +299,8 @@ impl Inflater {
                 None if self.last => i = c + 1,
                 None => {
                     self.resync_from = Some(self.input_at + c as u64);
-                    self.used = self.used.max(c);
-                    self.keep = self.used;
+                    self.used = c;
+                    self.keep = c;
                     return false;
                 }
             }

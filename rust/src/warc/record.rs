@@ -245,16 +245,17 @@ impl Scanner {
         } else {
             (None, String::new())
         };
-        let id = fields.get("WARC-Record-ID").map(header::warc_text);
-        let url = fields.get("WARC-Target-URI").map(header::warc_text);
-        let url = url.filter(|u| !u.is_empty()); // WARC 1.0 examples wrap the URI in <>; empty is no URL
-        let url = url.as_deref().map(|u| u.trim_matches(['<', '>']));
-        let date = fields.get("WARC-Date").map(header::warc_text);
+        // the row's text fields, only for a record that is a row (most records a crawl holds are not asked for)
+        let text = |key: &str| fields.get(key).map(header::warc_text);
+        let url_of = |u: &std::borrow::Cow<'_, str>| -> Option<String> {
+            // WARC 1.0 examples wrap the URI in <>; an empty one is no URL
+            (!u.is_empty()).then(|| u.trim_matches(['<', '>']).to_owned())
+        };
         if oversized || too_large {
             let row = keep.then(|| Pending {
-                id: id.as_deref().map(str::to_owned),
-                url: url.map(str::to_owned),
-                date: date.as_deref().map(str::to_owned),
+                id: text("WARC-Record-ID").map(|t| t.into_owned()),
+                url: text("WARC-Target-URI").as_ref().and_then(url_of),
+                date: text("WARC-Date").map(|t| t.into_owned()),
                 warc_type: header::type_name(kind),
                 status,
                 content_type: ctype.as_deref().map(str::to_owned),
@@ -277,6 +278,9 @@ impl Scanner {
         if !keep {
             return None;
         }
+        let (id, date) = (text("WARC-Record-ID"), text("WARC-Date"));
+        let url = text("WARC-Target-URI");
+        let url = url.as_deref().filter(|u| !u.is_empty()).map(|u| u.trim_matches(['<', '>']));
         let (chunked, encoding) = match &http {
             Some(h) => {
                 let te = h.fields.get("Transfer-Encoding").map(header::http_text);

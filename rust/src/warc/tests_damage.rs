@@ -260,7 +260,9 @@ proptest! {
 
     /// One damaged byte anywhere (flipped, dropped, or an inserted one), fed in pieces of any size: no panic,
     /// and the records before it are rows as written. In a `.warc.gz` of one member per record (each checked
-    /// by its CRC) every record is exactly one of a row equal to the original or inside one damage entry. In a
+    /// by its CRC) every record is a row equal to the original or inside the one damage entry (a byte put between
+    /// two members is a damage entry that costs no record). Seen red with the resync keeping zlib's read position
+    /// when it waited for more input: the member after a bad one was skipped when its first bytes came late. In a
     /// plain file a byte inside a record's body spares every other record (nothing checks a plain body: the
     /// record itself is kept as it reads); one in a header or between records may change the record's type
     /// or length, which no reader can tell from a real one.
@@ -284,8 +286,9 @@ proptest! {
         let hit = starts(&parts).iter().rposition(|&s| s as usize <= k).unwrap();
         let urls: Vec<usize> = rows.iter().map(|r| r.0.trim_start_matches("http://x/").parse().unwrap_or(hit)).collect();
         prop_assert_eq!(&urls[..hit.min(urls.len())], &(0..hit).collect::<Vec<_>>()[..]);
-        if gzip {
-            prop_assert_eq!(rows.len() + damages.len(), 12, "{:?}", damages);
+        if gzip {  // one damage entry at most, covering at most its record (a byte between members: none)
+            prop_assert!(damages.len() <= 1 && rows.len() <= 12, "{:?}", damages);
+            prop_assert!(rows.len() + damages.len() >= 12, "{} rows, {:?}", rows.len(), damages);
         } else {
             let head = recs[hit].windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
             let body = k - starts(&parts)[hit] as usize;
