@@ -16,8 +16,8 @@
 //!   member's compressed bytes are kept while it is open (up to [`KEEP`]) so the search can start there: a
 //!   corrupt block header can make zlib read past the member's real end before it fails.
 //! * **Bounded output.** [`Inflater::pump`] inflates until the scanner has the bytes it asked for, not the
-//!   whole input at once: 256 KiB of a gzip bomb inflate to 256 MB, and a 200 MB one read whole peaked at
-//!   1.16 GB.
+//!   whole input at once: 256 KiB of a gzip bomb inflate to 256 MB (a reader holding a 200 MB record whole
+//!   peaked at 505 MB, measured by `test_warc_loss.py`; 156 MB since).
 //!
 //! Why not `flate2::read::MultiGzDecoder`: it hides member boundaries (the reader's `offset` column is the
 //! member's file offset) and calls any error "corrupt deflate stream"; the reader reports *which* member is

@@ -196,8 +196,9 @@ fn a_header_over_32_kib_rejects_that_record_only() {
 
 #[test]
 fn a_record_over_max_record_bytes_is_rejected_and_never_held_whole() {
-    // Seen red on eefbc81: a 200 MB record inflated from a 200 KB member peaked at 1.16 GB RSS; here the
-    // record is 64 MiB of zeros (one gzip member of ~64 KB) read with a 1 MiB cap.
+    // On eefbc81 a 200 MB record inflated from a ~200 KB member was held whole and kept: the reader peaked at
+    // 505 MB (test_warc_loss.py's bomb test, seen red there; the probe saw 1.16 GB). Here the record is
+    // 64 MiB of zeros (one gzip member of ~64 KB) read with a 1 MiB cap: the scan buffer stays under 16 MiB.
     let big = vec![0u8; 64 << 20];
     let recs = responses(3);
     let bomb = record("response", "http://x/bomb", &big);
