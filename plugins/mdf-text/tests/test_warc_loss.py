@@ -24,7 +24,7 @@ pytest.importorskip("fastwarc", reason='the warc reader needs FastWARC: pip inst
 pytest.importorskip("warcio", reason="the tests write WARC files with warcio: pip install warcio")
 
 import zstandard
-from warc_helpers import Capture, page, record_bytes
+from warc_helpers import Capture, crawl, members, page, record_bytes, warc_record
 
 from mdf import DAMAGED_INPUT, REASON, has_native_kernel
 from mdf_text.io import warc_native
@@ -161,14 +161,6 @@ def test_strict_run_passes_a_valid_zstd_warc(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
-def crawl(n: int) -> list[bytes]:
-    return [record_bytes(Capture(f"http://d.example/{i}", page(i))) for i in range(n)]
-
-
-def members(records: list[bytes]) -> list[bytes]:
-    return [gzip.compress(r, mtime=0) for r in records]
-
-
 def accounted(rows: list[dict], damages: list[dict], n: int, bodies: dict[str, bytes]) -> None:
     """Every record exactly once: rows (as written) plus damage entries is the count of records."""
     assert len(rows) + len(damages) == n, (len(rows), damages)
@@ -208,15 +200,6 @@ def test_a_record_without_content_length_is_one_damage_row(engine: str, tmp_path
     assert [r["url"] for r in rows] == [f"http://d.example/{i}" for i in range(16) if i != 10]
     assert len(damages) == 1 and damages[0]["offset"] == sum(map(len, parts[:10]))
     assert "has no valid Content-Length" in damages[0]["error"]
-
-
-def warc_record(block: bytes, url: str = "http://d.example/odd", extra: bytes = b"") -> bytes:
-    head = (
-        b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: " + url.encode() + b"\r\nWARC-Record-ID: <urn:x:"
-        + url.encode() + b">\r\nWARC-Date: 2024-03-05T10:00:00Z\r\n" + extra
-        + b"Content-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n" % len(block)
-    )  # fmt: skip
-    return head + block + b"\r\n\r\n"
 
 
 @pytest.mark.parametrize("block", [b"<html>no head</html>", b"Content-Type: text/html\r\n\r\n<p>x</p>", b"\r\nx"])
