@@ -3,6 +3,9 @@ estimated from Parquet scores, in recipes run inline, and its recipe errors."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -66,11 +69,11 @@ def test_sampled_threshold_is_the_same_on_every_worker_and_close(tmp_path) -> No
     """Above sample_rows the threshold comes from a seeded sample: two workers agree, and it is near the exact
     quantile."""
     folder, score = scored(tmp_path, n=20_000, files=4)
-    a = estimate_threshold([str(folder)], "score", 0.25, sample_rows=2000)
-    b = estimate_threshold([str(folder)], "score", 0.25, sample_rows=2000)
-    assert a == b
+    a, n = estimate_threshold([str(folder)], "score", 0.25, sample_rows=2000)
+    b, _ = estimate_threshold([str(folder)], "score", 0.25, sample_rows=2000)
+    assert a == b and 1500 < n < 2500
     assert a == pytest.approx(np.nanquantile(score, 0.75), abs=0.03)
-    assert estimate_threshold([str(folder)], "rank", 0.2, sample_rows=10**6) == 8  # integer column
+    assert estimate_threshold([str(folder)], "rank", 0.2, sample_rows=10**6) == (8, 20_000)  # integer column
 
 
 def test_min_raises_the_estimated_threshold(tmp_path) -> None:
@@ -112,3 +115,56 @@ def test_recipe_errors_name_the_yaml_path(tmp_path, params, key, message) -> Non
         parse_recipe(recipe)
     assert exc.value.path == "stages[0].operators[0]" + (f".{key}" if key else "")
     assert message in str(exc.value), str(exc.value)
+
+
+@pytest.mark.parametrize("executor", ["inline", "ray"])
+def test_a_nan_score_is_no_score_and_the_chosen_threshold_is_shown(tmp_path, run_recipe, request, executor) -> None:
+    """Seen red on eefbc81: with one NaN among the 1,000 estimate scores the threshold was NaN and every row was
+    rejected, exit 0 ("0 kept"); the threshold was printed nowhere. Now NaN is no score (left out of the estimate,
+    its row rejected as a null one), the top 10 % of the 985 real scores is kept, and the threshold is in
+    ``metrics.json``, the report and the end-of-run table."""
+    if executor == "ray":
+        pytest.importorskip("ray", reason='the Ray run needs ray: pip install "mdf-core[ray]"')
+        request.getfixturevalue("local_ray")
+    folder, score = scored(tmp_path)
+    table = pq.read_table(folder / "part-0.parquet")
+    values = table.column("score").to_numpy(zero_copy_only=False).copy()
+    values[[3, 5, 8, 13, 21]] = np.nan  # NaN, not null: a scorer's 0/0
+    pq.write_table(table.set_column(1, "score", pa.array(values, pa.float32())), folder / "part-0.parquet")
+    score[[3, 5, 8, 13, 21]] = np.nan
+    cut = {"column": "score", "top_fraction": 0.1, "estimate_from": [str(folder)]}
+    recipe = {
+        "reader": {"type": "parquet", "paths": [str(folder)]},
+        "stages": [{"name": "cut", "operators": [{"score_filter": cut}]}],
+        "executor": {"type": executor},
+    }
+    kept, rejected, metrics = run_recipe(recipe)
+    valid = np.sort(score[~np.isnan(score)])[::-1]
+    want = int(np.ceil(len(valid) * 0.1))
+    assert kept is not None and kept.num_rows == want and kept.num_rows + rejected.num_rows == len(score)
+    threshold = float(valid[want - 1])
+    assert min(kept.column("score").to_pylist()) == pytest.approx(threshold)
+    assert set(rejected.column("_reason").to_pylist()) == {"score_filter:score"}
+    op = metrics.stages[0].operators[0]
+    assert op.settings == {"threshold": pytest.approx(threshold), "estimated_from_scores": len(valid)}
+    saved = json.loads((tmp_path / "out" / "_mdf" / "metrics.json").read_text())
+    saved_op = saved["stages"][0]["operators"][0]
+    assert saved_op["settings"]["threshold"] == pytest.approx(threshold)
+    line = f"cut/score_filter chose threshold = {threshold:.6g}, estimated_from_scores = {len(valid)}"
+    assert line in (tmp_path / "out" / "_mdf" / "report.html").read_text()
+    if executor == "inline":  # the terminal: the end-of-run table of `mdf run`
+        (tmp_path / "recipe.yaml").write_text(json.dumps({**recipe, "writer": {"type": "parquet", "path": "cli"}}))
+        exe = Path(sys.executable).with_name("mdf")
+        cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "mdf.cli"]
+        proc = subprocess.run([*cmd, "run", "recipe.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert line in proc.stdout, proc.stdout[-3000:]
+
+
+def test_nan_scores_fail_min_and_max_cuts(tmp_path) -> None:
+    """A NaN score is rejected by a min or max cut like a null one (NaN compares false, so it always was)."""
+    op = ScoreFilter(column="score", max=0.5)
+    batch = pa.RecordBatch.from_pydict({"score": pa.array([0.1, float("nan"), None, 0.9], pa.float64())})
+    kept, rejected = run_operator(op, batch)
+    assert kept.column("score").to_pylist() == [0.1]
+    assert rejected is not None and rejected.num_rows == 3

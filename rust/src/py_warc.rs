@@ -17,7 +17,7 @@ use pyo3::types::PyBytes;
 use crate::py_arrow::{export, run};
 use crate::warc::{Config, Scanner};
 
-/// WarcScanner(gzip, base, wanted, mime_exact, mime_prefixes, batch_rows, max_batch_bytes)
+/// WarcScanner(gzip, base, wanted, mime_exact, mime_prefixes, batch_rows, max_batch_bytes, max_record_bytes)
 ///
 /// Splits a WARC stream into records and Arrow batches. See _native.pyi.
 #[pyclass(module = "mdf_kernels._native")]
@@ -28,7 +28,8 @@ pub struct WarcScanner {
 #[pymethods]
 impl WarcScanner {
     #[new]
-    #[pyo3(signature = (gzip, base, wanted, mime_exact, mime_prefixes, batch_rows, max_batch_bytes))]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (gzip, base, wanted, mime_exact, mime_prefixes, batch_rows, max_batch_bytes, max_record_bytes))]
     fn new(
         gzip: bool,
         base: u64,
@@ -37,10 +38,11 @@ impl WarcScanner {
         mime_prefixes: Vec<String>,
         batch_rows: usize,
         max_batch_bytes: usize,
+        max_record_bytes: usize,
     ) -> PyResult<Self> {
-        if batch_rows == 0 || max_batch_bytes == 0 {
+        if batch_rows == 0 || max_batch_bytes == 0 || max_record_bytes == 0 {
             return Err(PyValueError::new_err(
-                "WarcScanner: batch_rows and max_batch_bytes must be positive",
+                "WarcScanner: batch_rows, max_batch_bytes and max_record_bytes must be positive",
             ));
         }
         let cfg = Config {
@@ -51,6 +53,7 @@ impl WarcScanner {
             mime_prefixes,
             batch_rows,
             max_batch_bytes,
+            max_record_bytes,
         };
         Ok(WarcScanner {
             inner: Scanner::new(cfg),
@@ -127,10 +130,10 @@ impl WarcScanner {
         self.inner.done()
     }
 
-    /// (file offset, message) of the damage that ended the scan, or None.
+    /// [(file offset, message)] of each damaged part of the input, in file order (complete once `done`).
     #[getter]
-    fn damage(&self) -> Option<(u64, String)> {
-        self.inner.damage().cloned()
+    fn damages(&self) -> Vec<(u64, String)> {
+        self.inner.damages().to_vec()
     }
 }
 

@@ -57,10 +57,18 @@ class OperatorMetrics:
     counters: dict[str, int] = field(default_factory=dict)
     """Operator-specific counts beyond rows (e.g. lines a line-cleaning refiner removed, by rule); summed on
     merge like the rest."""
+    settings: dict[str, float | int | str] = field(default_factory=dict)
+    """Values an operator chose from the data rather than from the recipe (``score_filter``'s threshold for a
+    ``top_fraction``), so a user sees what the run actually cut at: the end-of-run table, the report's funnel
+    and ``metrics.json`` show them. Not summed: every worker computes the same value, and merge keeps it."""
 
     def count(self, name: str, n: int) -> None:
         """Add ``n`` to the operator-specific counter ``name``."""
         self.counters[name] = self.counters.get(name, 0) + n
+
+    def note(self, name: str, value: float | int | str) -> None:
+        """Record the setting ``name`` the operator chose (see :attr:`settings`)."""
+        self.settings[name] = value
 
     def record(self, rows_in: int, rows_out: int, rejected: pa.RecordBatch | None, seconds: float) -> None:
         self.rows_in += rows_in
@@ -83,6 +91,7 @@ class OperatorMetrics:
             self.reasons[k] = self.reasons.get(k, 0) + v
         for k, v in other.counters.items():
             self.count(k, v)
+        self.settings.update(other.settings)
 
     @property
     def pass_rate(self) -> float:

@@ -6,6 +6,9 @@ Also: the GIL is released during a predict, bad files fail with one line, and th
 from __future__ import annotations
 
 import random
+import struct
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -247,3 +250,37 @@ def test_whole_text_scores_equal_the_prepared_lines(models, kind) -> None:
     prepared, prepared_top = model.predict(prepare(column))
     assert [a.to_pylist() for a in whole] == [a.to_pylist() for a in prepared]
     assert whole_top.to_pylist() == prepared_top.to_pylist()
+
+
+HOSTILE = """
+import resource, struct, sys
+import mdf_kernels as mk
+
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # as a machine with little memory refuses it
+try:
+    mk.FastTextModel(sys.argv[1])
+except ValueError as exc:
+    print(exc)
+"""
+
+
+def hostile_model(size: int, prune: int = -1) -> bytes:
+    """A fastText header (supervised, softmax) whose dictionary claims ``size`` entries (one label) and
+    ``prune`` pruneidx pairs, followed by one entry: ~100 bytes."""
+    args = struct.pack("<12i", 10, 5, 5, 1, 5, 1, 3, 3, 0, 0, 0, 100) + struct.pack("<d", 1e-4)
+    dictionary = struct.pack("<iiiqq", size, size - 1, 1, 0, prune)
+    return struct.pack("<ii", 793712314, 12) + args + dictionary + b"a\x00" + struct.pack("<qb", 1, 0)
+
+
+@pytest.mark.parametrize(("size", "prune", "message"), [(2**31 - 1, -1, "dictionary entries"), (1, 2**62, "pruneidx")])
+def test_a_header_claiming_more_than_the_file_holds_is_one_line_not_an_abort(tmp_path, size, prune, message) -> None:
+    """Seen red on eefbc81: a 103-byte file claiming 2^31 - 1 dictionary entries made the kernel reserve 16 GiB
+    for them before reading one; under a 3 GiB address-space limit the allocation failed and the Python process
+    aborted (exit 134, "memory allocation of 17179869176 bytes failed"). Now every count read from the file is
+    checked against the bytes left first: a ValueError of one line."""
+    path = tmp_path / "hostile.bin"
+    path.write_bytes(hostile_model(size, prune))
+    proc = subprocess.run([sys.executable, "-c", HOSTILE, str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = proc.stdout.strip()
+    assert message in line and "damaged model file" in line and "hostile.bin" in line and "\n" not in line, line

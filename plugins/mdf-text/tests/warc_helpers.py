@@ -13,7 +13,7 @@ import pyarrow as pa
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from mdf import REASON, Reader
+from mdf import REASON, REASON_DETAIL, Reader
 
 
 @dataclass
@@ -88,7 +88,7 @@ def read_all(reader: Reader, batch_rows: int = 1000) -> tuple[pa.Table | None, l
             if "_raw" in batch.schema.names:
                 bad.append(batch)
             elif REASON in batch.schema.names:
-                good.append(batch.drop_columns([REASON]))
+                good.append(batch.drop_columns([n for n in (REASON, REASON_DETAIL) if n in batch.schema.names]))
                 bad.append(batch)
             else:
                 good.append(batch)
@@ -107,3 +107,23 @@ def chunked(body: bytes, size: int = 700) -> bytes:
 def page(i: int, words: int = 200) -> bytes:
     text = " ".join(f"word{i}x{j}" for j in range(words))
     return f"<html><head><title>page {i}</title></head><body><p>{text}</p></body></html>".encode()
+
+
+def crawl(n: int) -> list[bytes]:
+    """``n`` pages, one WARC record each, at ``http://d.example/<i>``."""
+    return [record_bytes(Capture(f"http://d.example/{i}", page(i))) for i in range(n)]
+
+
+def members(records: list[bytes]) -> list[bytes]:
+    """Each record as its own gzip member, as CommonCrawl writes them."""
+    return [gzip.compress(r, mtime=0) for r in records]
+
+
+def warc_record(block: bytes, url: str = "http://d.example/odd", extra: bytes = b"") -> bytes:
+    """A response record around ``block`` written by hand: warcio would repair the odd blocks the tests need."""
+    head = (
+        b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: " + url.encode() + b"\r\nWARC-Record-ID: <urn:x:"
+        + url.encode() + b">\r\nWARC-Date: 2024-03-05T10:00:00Z\r\n" + extra
+        + b"Content-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n" % len(block)
+    )  # fmt: skip
+    return head + block + b"\r\n\r\n"

@@ -595,7 +595,11 @@ class WarcScanner:
     members, parses WARC and HTTP headers as FastWARC 2.0 does, keeps the records whose WARC-Type bit is in
     ``wanted`` and whose mime type passes the filter, and builds one struct array per ``batch_rows`` records (or
     ``max_batch_bytes`` body bytes). Every byte is accounted for: input that is not whole records (a cut gzip
-    member or record, bad gzip data, bytes that are no record) ends the scan with ``damage``.
+    member or record, bad gzip data, bytes that are no record, a record without Content-Length) is one entry of
+    ``damages`` and the scan goes on at the next good gzip member or ``WARC/1.x`` line; a record whose framing
+    is whole but that cannot be read is a row with a ``reason`` (``bad_http``, ``bad_warc_header``,
+    ``record_too_large``). A gzip member's bytes are read only once its CRC checked (or, in a member over
+    1 MiB, 1 MiB behind its end).
 
     :param gzip: the input is gzip members (``.warc.gz``), else a plain WARC.
     :param base: file offset of the first byte fed (a shard's start).
@@ -603,6 +607,8 @@ class WarcScanner:
         revisit 64, conversion 128, continuation 256).
     :param mime_exact: keep records whose lower-cased mime type is one of these; None keeps every record.
     :param mime_prefixes: ... or starts with one of these (``"text/"`` for ``text/*``).
+    :param max_record_bytes: a record block longer than this is a ``record_too_large`` row (no body), skipped
+        as it streams past: never held whole.
     """
 
     def __new__(
@@ -614,16 +620,18 @@ class WarcScanner:
         mime_prefixes: list[str],
         batch_rows: int,
         max_batch_bytes: int,
+        max_record_bytes: int,
     ) -> WarcScanner: ...
     def feed(self, data: bytes, last: bool) -> list[pa.StructArray]:
         """Feed the next bytes (``last``: they end the input); returns the batches they completed, as
         ``struct<id, url, date, warc_type, http_status: int16, content_type, body: binary, offset: int64,
-        member_index: int32, chunked: bool, content_encoding, mime, charset>``: ``date`` is WARC-Date as written,
+        member_index: int32, chunked: bool, content_encoding, mime, charset, reason, reason_detail>``: ``date`` is
+        WARC-Date as written,
         ``content_type`` the HTTP (else WARC) Content-Type value, ``mime`` and ``charset`` its lower-cased mime
         type and charset (null where the value is not ASCII: the caller splits those), ``body`` raw (``chunked``
         / ``content_encoding`` say what is left to undo), ``offset`` the file offset of the record (of its gzip
-        member in a ``.warc.gz``) and ``member_index`` its place among the records of that member. The last feed
-        returns the last batch."""
+        member in a ``.warc.gz``) and ``member_index`` its place among the records of that member; ``reason`` and
+        ``reason_detail`` say why a row is rejected (null for a good one). The last feed returns the last batch."""
     def feed_file(self, path: str, offset: int, size: int, last: bool) -> tuple[list[pa.StructArray], int]:
         """Like :meth:`feed` with ``size`` bytes of the local file ``path`` from ``offset``, read by the kernel
         without the GIL (no copy through a Python ``bytes``); fewer bytes than ``size`` (the file's end) also end
@@ -638,7 +646,8 @@ class WarcScanner:
         completed, as :meth:`feed` returns them."""
     @property
     def done(self) -> bool:
-        """True once the scan ended (the end of the input, or damage); later input is ignored."""
+        """True once the scan ended (the end of the input); later input is ignored."""
     @property
-    def damage(self) -> tuple[int, str] | None:
-        """``(file offset, message)`` of the damage that ended the scan, or None."""
+    def damages(self) -> list[tuple[int, str]]:
+        """``(file offset, message)`` of each damaged part of the input, in file order (all of them once
+        ``done``)."""

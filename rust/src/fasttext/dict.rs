@@ -97,12 +97,13 @@ impl Dictionary {
     pub fn load(r: &mut Reader<'_>, hashing: Hashing) -> KResult<Self> {
         let (size, nwords, nlabels) = (r.i32()?, r.i32()?, r.i32()?);
         let (_ntokens, prune_size) = (r.i64()?, r.i64()?);
-        if size < 0 || nwords < 0 || nlabels < 0 || size != nwords + nlabels {
+        if size < 0 || nwords < 0 || nlabels < 0 || nwords.checked_add(nlabels) != Some(size) {
             return Err(KernelError::value(format!(
                 "damaged model file: dictionary of {size} entries for {nwords} words and {nlabels} labels"
             )));
         }
-        let size = size as usize;
+        // an entry is at least its NUL, an int64 count and an int8 type; a pruneidx pair two int32
+        let size = r.fits(size as u64, 10, "dictionary entries")?;
         let (mut words, mut ends) = (Vec::new(), Vec::with_capacity(size));
         let (mut labels, mut counts) = (Vec::with_capacity(size), Vec::new());
         for _ in 0..size {
@@ -115,8 +116,9 @@ impl Dictionary {
             }
             labels.push(is_label);
         }
-        let mut prune = HashMap::new();
-        for _ in 0..prune_size.max(0) {
+        let pairs = r.fits(prune_size.max(0) as u64, 8, "pruneidx pairs")?;
+        let mut prune = HashMap::with_capacity(pairs);
+        for _ in 0..pairs {
             let (from, to) = (r.i32()?, r.i32()?);
             prune.insert(from, to);
         }

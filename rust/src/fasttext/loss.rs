@@ -103,6 +103,9 @@ fn sigmoid_table() -> Vec<f32> {
 /// dictionary keeps them); nodes `osz..2*osz-1` are inner, their output rows `node - osz`.
 fn huffman(counts: &[i64]) -> Vec<(i32, i32)> {
     let osz = counts.len();
+    if osz == 0 {
+        return Vec::new(); // a damaged file without labels: `Model::check_shapes` refuses it
+    }
     let mut tree = vec![
         Node {
             left: -1,
@@ -128,7 +131,7 @@ fn huffman(counts: &[i64]) -> Vec<(i32, i32)> {
         }
         tree[i].left = mini[0] as i32;
         tree[i].right = mini[1] as i32;
-        tree[i].count = tree[mini[0]].count + tree[mini[1]].count;
+        tree[i].count = tree[mini[0]].count.saturating_add(tree[mini[1]].count); // counts come from the file
     }
     tree.iter().map(|n| (n.left, n.right)).collect()
 }

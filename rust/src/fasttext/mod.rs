@@ -8,6 +8,8 @@
 //! the model behind an `Arc`).
 
 mod dict;
+#[cfg(test)]
+mod load_tests;
 mod loss;
 mod matrix;
 mod read;

@@ -54,6 +54,23 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
+    /// How many of `count` items of at least `each` bytes the rest of the file can hold: `count` itself, or an
+    /// error naming `what` when the file is too short for them. Every reservation sized by a count read from
+    /// the file goes through this, so a damaged or hostile header (a 100-byte file claiming 2^31 entries)
+    /// fails here in one line instead of reserving gigabytes, which aborts the process when the allocation
+    /// is refused.
+    pub fn fits(&self, count: u64, each: usize, what: &str) -> KResult<usize> {
+        let left = (self.buf.len() - self.pos) as u64;
+        match count.checked_mul(each as u64) {
+            Some(need) if need <= left => Ok(count as usize),
+            _ => Err(KernelError::value(format!(
+                "damaged model file: {count} {what} of at least {each} bytes each claimed at byte {}, \
+                 but only {left} bytes follow",
+                self.pos
+            ))),
+        }
+    }
+
     /// The next `n` bytes; `what` names them if the file ends first.
     pub fn bytes(&mut self, n: usize, what: &str) -> KResult<&'a [u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());

@@ -24,6 +24,9 @@ pub struct Row<'a> {
     pub member_index: i32,
     pub chunked: bool,
     pub content_encoding: Option<&'a str>,
+    /// Why the record is rejected (`bad_http`, ...; the reader prefixes `reader:`), and the detail.
+    pub reason: Option<&'a str>,
+    pub detail: Option<&'a str>,
 }
 
 /// Column builders of one batch.
@@ -45,6 +48,8 @@ pub struct Batch {
     member_index: Int32Builder,
     chunked: BooleanBuilder,
     content_encoding: StringBuilder,
+    reason: StringBuilder,
+    detail: StringBuilder,
     pub rows: usize,
     pub body_bytes: usize,
 }
@@ -73,6 +78,8 @@ impl Batch {
             member_index: Int32Builder::with_capacity(rows),
             chunked: BooleanBuilder::with_capacity(rows),
             content_encoding: StringBuilder::new(),
+            reason: StringBuilder::new(),
+            detail: StringBuilder::new(),
             rows: 0,
             body_bytes: 0,
         }
@@ -101,6 +108,8 @@ impl Batch {
         self.member_index.append_value(r.member_index);
         self.chunked.append_value(r.chunked);
         self.content_encoding.append_option(r.content_encoding);
+        self.reason.append_option(r.reason);
+        self.detail.append_option(r.detail);
         self.rows += 1;
         self.body_bytes += r.body.len();
     }
@@ -121,6 +130,8 @@ impl Batch {
             Arc::new(self.content_encoding.finish()),
             Arc::new(self.mime.finish()),
             Arc::new(self.charset.finish()),
+            Arc::new(self.reason.finish()),
+            Arc::new(self.detail.finish()),
         ];
         let fields: Fields = FIELDS
             .iter()
@@ -150,7 +161,7 @@ impl Drop for Batch {
 }
 
 /// Column names of a batch, in order.
-pub const FIELDS: [&str; 13] = [
+pub const FIELDS: [&str; 15] = [
     "id",
     "url",
     "date",
@@ -164,4 +175,6 @@ pub const FIELDS: [&str; 13] = [
     "content_encoding",
     "mime",
     "charset",
+    "reason",
+    "reason_detail",
 ];

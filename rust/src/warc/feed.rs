@@ -34,7 +34,7 @@ impl Scanner {
         self.compact();
         self.room(data.len());
         match &mut self.gz {
-            Some(g) => g.push(data, &mut self.buf, last),
+            Some(g) => g.push(data, last),
             None => self.buf.extend_from_slice(data),
         }
         self.scan_fed(last);
@@ -67,33 +67,26 @@ impl Scanner {
         self.compact();
         self.room(n);
         Ok(match &mut self.gz {
-            Some(g) => {
-                if self.input.capacity() == 0 {
-                    self.input = POOL.take(n);
-                }
-                let mut input = std::mem::take(&mut self.input);
-                input.clear();
-                let got = r.take(n as u64).read_to_end(&mut input)?;
-                g.push(&input, &mut self.buf, last || got < n);
-                self.input = input;
-                got
-            }
+            Some(g) => g.read_from(r, n, last)?,
             None => r.take(n as u64).read_to_end(&mut self.buf)?,
         })
     }
 
     /// The scan buffer, from the recycling pool at the first feed (see `crate::recycle`: a new one is faulted
-    /// in page by page): room for twice the fed bytes, or five times when they are inflated.
+    /// in page by page): room for twice the fed bytes, or what the inflater releases in a step.
     fn room(&mut self, fed: usize) {
         if self.buf.capacity() == 0 {
-            self.buf = POOL.take(fed * if self.gz.is_some() { 5 } else { 2 });
+            self.buf = POOL.take(if self.gz.is_some() { 4 << 20 } else { fed * 2 });
         }
     }
 
-    fn compact(&mut self) {
+    pub(super) fn compact(&mut self) {
         if self.pos > 0 && !self.scans_map() {
             self.buf.drain(..self.pos);
             self.buf_start += self.pos as u64;
+            if let Some(r) = &mut self.resync {
+                *r -= self.pos;
+            }
             self.pos = 0;
         }
     }
@@ -138,8 +131,9 @@ impl Scanner {
             if self.gz.is_some() {
                 self.compact();
                 self.room(to - from);
-                if let (Some(g), Some(map)) = (&mut self.gz, &self.map) {
-                    g.push(&map[from..to], &mut self.buf, to == total);
+                let data: &[u8] = self.map.as_ref().map_or(&[], |m| &m[from..to]);
+                if let Some(g) = &mut self.gz {
+                    g.push(data, to == total); // an empty range too: it ends the input
                 }
             }
             self.scan_fed(to == total);

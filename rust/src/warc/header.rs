@@ -5,8 +5,10 @@
 //!
 //! FastWARC's quirks kept on purpose (seen with FastWARC 2.0.1, pinned by the parity tests): the record's
 //! type, HTTP flag and length come from the first `WARC-Type`, `Content-Type`, `Content-Length` keys spelled
-//! exactly so, and the scan for them stops after three matches; a `Content-Length` that is not a number is 0;
-//! an HTTP status line that does not read `HTTP/x <number>` has no status.
+//! exactly so, and the scan for them stops after three matches; an HTTP status line that does not read
+//! `HTTP/x <number>` has no status. One quirk is not kept: FastWARC reads a missing `Content-Length`, or one
+//! that is not a number, as 0 and then fails on the block as if it were the next header, losing every record
+//! after it; here it is `None`, and the reader rejects that record and finds the next one.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -92,9 +94,11 @@ impl<'a> Fields<'a> {
             .map(|(_, v)| v.as_ref())
     }
 
-    /// `(type bit, is HTTP, Content-Length)` by FastWARC's rule (see the module docs).
-    pub fn record_kind(&self) -> (u32, bool, usize) {
-        let (mut kind, mut http, mut length, mut found) = (0, false, 0, 0);
+    /// `(type bit, is HTTP, Content-Length)` by FastWARC's rule (see the module docs); the length is `None`
+    /// when that rule finds no `Content-Length` or one that is not a number (FastWARC reads 0 then, and takes
+    /// the block for the next header: the reader reports the record and looks for the next one instead).
+    pub fn record_kind(&self) -> (u32, bool, Option<usize>) {
+        let (mut kind, mut http, mut length, mut found) = (0, false, None, 0);
         for (k, v) in &self.items {
             match *k {
                 b"WARC-Type" => kind = type_bit(v),
@@ -102,10 +106,7 @@ impl<'a> Fields<'a> {
                     http = v.as_ref() == b"application/http" || v.starts_with(b"application/http;")
                 }
                 b"Content-Length" => {
-                    length = std::str::from_utf8(v)
-                        .ok()
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or(0)
+                    length = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok())
                 }
                 _ => continue,
             }

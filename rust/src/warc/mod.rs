@@ -4,9 +4,15 @@
 //! [`Scanner::feed`] inflates gzip members ([`gz`]), parses each record's WARC and HTTP headers ([`header`])
 //! and appends the records asked for to Arrow columns ([`batch`]); a record is parsed once it is whole in the
 //! buffer (its header block and `Content-Length` bytes), so a record split across chunks, a header split
-//! across chunks, and several records in one gzip member need no special case. Bytes that are not whole
-//! records end the scan with `damage`: the file offset (the record's own, or its gzip member's) and why, in
-//! the words the Python reader (`mdf_text.io.warc`) used, so a damaged file is never silently short.
+//! across chunks, and several records in one gzip member need no special case ([`record`] has the rules).
+//!
+//! Damage costs what is damaged, not the rest of the file. Bytes that are not whole records are one entry of
+//! `damages` (the file offset: the record's own, or its gzip member's, and why, in the words the Python reader
+//! `mdf_text.io.warc` uses), and the scan goes on at the next record: a bad gzip member at the next good member
+//! ([`gz`]), a record without `Content-Length` or bytes that are no record at the next `WARC/1.x` line. A
+//! record whose framing is whole but that cannot be read is one row rejected with a reason: an HTTP head that
+//! is no response (`bad_http`), a header block longer than FastWARC's 32 KiB (`bad_warc_header`), a block
+//! longer than `max_record_bytes` (`record_too_large`, skipped without being held in memory).
 //!
 //! Why here and not FastWARC from Python: FastWARC's own loop costs as much as the whole of this scanner,
 //! and the Python loop that moved its fields into columns cost as much again (`benchmarks/bench_warc_read.py`).
@@ -16,17 +22,19 @@ pub mod ctype;
 mod feed;
 pub mod gz;
 pub mod header;
+mod record;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_damage;
 pub mod whole;
 
 use std::collections::HashSet;
 
 use arrow_array::StructArray;
 
-use self::batch::{Batch, Row};
+use self::batch::Batch;
 use self::gz::Inflater;
-use self::header::{Fields, MAX_HEADER};
 use crate::recycle::POOL;
 
 /// What to read and how to cut batches.
@@ -42,6 +50,8 @@ pub struct Config {
     pub mime_prefixes: Vec<String>,
     pub batch_rows: usize,
     pub max_batch_bytes: usize,
+    /// A record block longer than this is rejected (`record_too_large`) and skipped, never held whole.
+    pub max_record_bytes: usize,
 }
 
 /// Why a scan of the buffer stopped.
@@ -50,15 +60,31 @@ enum Step {
     More,
     /// Every byte was read (at the end of the input).
     Done,
-    /// Damage at `(offset, message)`.
-    Damage(u64, String),
+}
+
+/// Where the bytes readable for the record at the scan position end.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Edge {
+    /// More bytes may come.
+    Open,
+    /// The input ends there.
+    Eof,
+    /// A bad gzip member's bytes were dropped there: a record running past it is cut (its member's damage
+    /// covers it) and the next one starts there.
+    Cut,
+}
+
+/// A record being skipped (too long to hold): the block bytes left, and its rejected row when it was asked for.
+struct Skip {
+    left: u64,
+    offset: u64,
+    length: u64,
+    row: Option<record::Pending>,
 }
 
 pub struct Scanner {
     cfg: Config,
     gz: Option<Inflater>,
-    /// Compressed bytes of the last `feed_read` (kept for its capacity).
-    input: Vec<u8>,
     buf: Vec<u8>,
     /// A local file's shard range, memory-mapped ([`feed`]): scanned in place when plain, else the
     /// compressed input; `map_end` bytes of it are fed so far.
@@ -68,18 +94,25 @@ pub struct Scanner {
     buf_start: u64,
     pos: usize,
     eof: bool,
+    /// Bytes past `pos` the scan waits for (what the inflater is asked to release).
+    need: usize,
     /// File offset of the last record parsed, of any type, and how many before it shared that offset.
     last: Option<u64>,
     index: i32,
     /// Where the record after `last` should start: its block's end plus the CRLF CRLF that ends a record.
     last_end: u64,
+    /// Looking for the next `WARC/1.x` line from this index of the bytes scanned (after damage).
+    resync: Option<usize>,
+    skip: Option<Skip>,
     batch: Batch,
     ready: Vec<StructArray>,
-    damage: Option<(u64, String)>,
+    damages: Vec<(u64, String)>,
     done: bool,
 }
 
 const FIRST_BATCH_BYTES: usize = 16 << 20;
+/// Decoded bytes asked of the inflater beyond what the scan needs, so it inflates in steps worth a scan.
+const STEP: usize = 1 << 20;
 
 impl Scanner {
     pub fn new(cfg: Config) -> Self {
@@ -88,31 +121,33 @@ impl Scanner {
         Scanner {
             cfg,
             gz,
-            input: Vec::new(),
             buf: Vec::new(),
             map: None,
             map_end: 0,
             buf_start: 0,
             pos: 0,
             eof: false,
+            need: 0,
             last: None,
             index: 0,
             last_end: 0,
+            resync: None,
+            skip: None,
             batch,
             ready: Vec::new(),
-            damage: None,
+            damages: Vec::new(),
             done: false,
         }
     }
 
-    /// True once the scan has ended (the input's end, or damage): later input is ignored.
+    /// True once the scan has ended (the input's end): later input is ignored.
     pub fn done(&self) -> bool {
         self.done
     }
 
-    /// `(file offset, message)` of the damage that ended the scan, if any.
-    pub fn damage(&self) -> Option<&(u64, String)> {
-        self.damage.as_ref()
+    /// `(file offset, message)` of each damaged part of the input, in file order.
+    pub fn damages(&self) -> &[(u64, String)] {
+        &self.damages
     }
 
     /// The batches completed so far (each `batch_rows` rows, or fewer at the end or the byte limit).
@@ -120,25 +155,37 @@ impl Scanner {
         std::mem::take(&mut self.ready)
     }
 
+    /// Scan what was fed (`last`: the input ends with it), inflating gzip members as the scan needs them.
     fn scan_fed(&mut self, last: bool) {
-        if let Some(g) = &self.gz {
-            self.eof |= g.error.is_some(); // nothing after bad gzip data is read
+        loop {
+            let stalled = match &mut self.gz {
+                Some(g) => {
+                    let target = self.buf_start + (self.pos + self.need.max(STEP)) as u64;
+                    let released = g.released;
+                    let stalled = g.pump(&mut self.buf, target);
+                    self.damages.append(&mut g.errors);
+                    self.eof = g.finished();
+                    stalled || g.released == released
+                }
+                None => {
+                    self.eof |= last;
+                    true
+                }
+            };
+            match self.scan() {
+                Step::Done => break,
+                Step::More if stalled && !self.eof => return,
+                Step::More if stalled => break, // nothing more can come (the scan ends at the input's end)
+                Step::More => self.compact(),
+            }
         }
-        self.eof |= last;
-        let step = self.scan();
-        let damage = match step {
-            Step::More => return,
-            Step::Done => self.gz.as_mut().and_then(|g| g.error.take()),
-            Step::Damage(at, msg) => Some((at, msg)),
-        };
         if self.batch.rows > 0 {
             let b = self.batch.finish();
             self.ready.push(b);
         }
-        self.damage = damage;
+        self.damages.sort_by_key(|d| d.0); // the inflater finds bad members before the scan reaches them
         self.done = true;
         POOL.give(std::mem::take(&mut self.buf));
-        POOL.give(std::mem::take(&mut self.input));
         self.map = None;
     }
 
@@ -155,184 +202,23 @@ impl Scanner {
         }
     }
 
-    /// The damage to report where the input ends early: the gzip stream's own error wins (the bytes were
-    /// cut or bad there), else `msg` at `at`.
-    fn cut(&mut self, at: u64, msg: String) -> Step {
-        match self.gz.as_mut().and_then(|g| g.error.take()) {
-            Some((at, msg)) => Step::Damage(at, msg),
-            None => Step::Damage(at, msg),
+    /// Where the bytes readable for the record at `pos` end, and why there.
+    fn edge(&self) -> (usize, Edge) {
+        let end = match (&self.map, &self.gz) {
+            (Some(_), None) => self.map_end,
+            (_, Some(g)) => (g.released - self.buf_start) as usize,
+            _ => self.buf.len(),
+        };
+        if let Some(&c) = self.gz.as_ref().and_then(|g| g.cuts.front()) {
+            return ((c - self.buf_start) as usize, Edge::Cut);
         }
+        (end, if self.eof { Edge::Eof } else { Edge::Open })
     }
 
-    /// Bytes that are not a record: reported at the end of the last record (of its member, in a .warc.gz).
-    fn unreadable(&self, why: &str) -> Step {
-        let at = match (self.last, self.gz.is_some()) {
-            (None, _) => self.cfg.base,
-            (Some(last), true) => last,
-            (Some(_), false) => self.last_end,
-        };
-        let after = self.last.map_or("None".to_owned(), |l| l.to_string());
-        Step::Damage(
-            at,
-            format!("unreadable WARC data at byte {at} (after the record at byte {after}): {why}"),
-        )
-    }
-
-    /// Parse every whole record in the buffer.
-    fn scan(&mut self) -> Step {
-        loop {
-            // blank lines between records (any run of whitespace-only lines, as FastWARC skips)
-            let rest = &view(&self.buf, &self.map, self.map_end, &self.gz)[self.pos..];
-            let line_end = match memchr::memchr(b'\n', rest) {
-                Some(k) => k + 1,
-                None if !self.eof && rest.len() <= MAX_HEADER => return Step::More,
-                None => rest.len(),
-            };
-            if rest.is_empty() {
-                return Step::Done;
-            }
-            if rest[..line_end].trim_ascii().is_empty() {
-                self.pos += line_end;
-                continue;
-            }
-            if !header::is_version_line(&rest[..line_end]) {
-                return self.unreadable("Invalid WARC header");
-            }
-            match self.record(line_end) {
-                Some(step) => return step,
-                None => continue,
-            }
-        }
-    }
-
-    /// The record whose version line (`first` bytes) starts at `pos`: appended or skipped (`None`: go on),
-    /// or why the scan stops.
-    fn record(&mut self, first: usize) -> Option<Step> {
-        let at = self.pos;
-        let rest = &view(&self.buf, &self.map, self.map_end, &self.gz)[at..];
-        let window = &rest[..rest.len().min(MAX_HEADER + 4)];
-        let Some(end) = header::block_end(window) else {
-            if window.len() > MAX_HEADER {
-                return Some(self.unreadable("Maximum header length exceeded."));
-            }
-            if !self.eof {
-                return Some(Step::More);
-            }
-            let offset = self.file_offset(at);
-            let msg =
-                format!("truncated WARC header at byte {offset} (no end of the header block)");
-            return Some(self.cut(offset, msg));
-        };
-        let fields = Fields::parse(&rest[first.min(end + 2)..end + 2]);
-        let (kind, is_http, length) = fields.record_kind();
-        let block = &rest[end + 4..];
-        if block.len() < length && !self.eof {
-            return Some(Step::More);
-        }
-        let block = &block[..block.len().min(length)];
-        let http = if is_http {
-            match header::http(block) {
-                Some(h) => Some(h),
-                None => return Some(self.unreadable("Maximum header length exceeded.")),
-            }
-        } else {
-            None
-        };
-        let offset = self.file_offset(at);
-        self.index = if self.last == Some(offset) {
-            self.index + 1
-        } else {
-            0
-        };
-        self.last = Some(offset);
-        self.last_end = offset + (end + 4 + length + 4) as u64;
-        let truncated = block.len() < length;
-        let ctype = match &http {
-            Some(h) => h.fields.get("Content-Type").map(header::http_text),
-            None => fields.get("Content-Type").map(header::warc_text),
-        };
-        if kind & self.cfg.wanted == 0 || !self.mime_wanted(ctype.as_deref()) {
-            if truncated {
-                let msg = format!(
-                    "truncated WARC record at byte {offset}: {} of {length} bytes",
-                    block.len()
-                );
-                return Some(self.cut(offset, msg));
-            }
-            self.pos = at + end + 4 + length;
-            return None;
-        }
-        let skip = http.as_ref().map_or(0, |h| h.len);
-        if truncated {
-            let (got, want) = (block.len() - skip, length - skip);
-            let msg = format!("truncated WARC record at byte {offset}: {got} of {want}");
-            return Some(Step::Damage(offset, msg));
-        }
-        let body = &block[skip..];
-        if self.batch.rows >= self.cfg.batch_rows
-            || (self.batch.rows > 0
-                && self.batch.body_bytes + body.len() > self.cfg.max_batch_bytes)
-        {
-            let next = self.batch.body_bytes + self.batch.body_bytes / 4;
-            let done = std::mem::replace(
-                &mut self.batch,
-                Batch::new(
-                    self.cfg.batch_rows.min(1 << 16),
-                    next.max(FIRST_BATCH_BYTES),
-                ),
-            );
-            let mut done = done;
-            self.ready.push(done.finish());
-        }
-        let id = fields.get("WARC-Record-ID").map(header::warc_text);
-        let url = fields.get("WARC-Target-URI").map(header::warc_text);
-        let date = fields.get("WARC-Date").map(header::warc_text);
-        let (status, chunked, encoding) = match &http {
-            Some(h) => {
-                let te = h.fields.get("Transfer-Encoding").map(header::http_text);
-                let ce = h.fields.get("Content-Encoding").map(header::http_text);
-                let chunked = te.is_some_and(|t| t.to_lowercase().ends_with("chunked"));
-                (h.status, chunked, ce.filter(|c| !c.is_empty()))
-            }
-            None => (None, false, None),
-        };
-        self.batch.push(&Row {
-            id: id.as_deref(),
-            // WARC 1.0 examples wrap the URI in <>; an empty one is no URL
-            url: url
-                .as_deref()
-                .filter(|u| !u.is_empty())
-                .map(|u| u.trim_matches(['<', '>'])),
-            date: date.as_deref(),
-            warc_type: header::type_name(kind),
-            status,
-            content_type: ctype.as_deref(),
-            body,
-            offset,
-            member_index: self.index,
-            chunked,
-            content_encoding: encoding.as_deref(),
-        });
-        self.pos = at + end + 4 + length;
-        None
-    }
-
-    /// Does a record of Content-Type `ctype` pass the `mime_types` filter?
-    fn mime_wanted(&self, ctype: Option<&str>) -> bool {
-        let Some(exact) = &self.cfg.mime_exact else {
-            return true;
-        };
-        let mime = ctype.map(|c| c.split(';').next().unwrap_or("").trim().to_lowercase());
-        match mime.as_deref() {
-            None | Some("") => false,
-            Some(m) => {
-                exact.contains(m)
-                    || self
-                        .cfg
-                        .mime_prefixes
-                        .iter()
-                        .any(|p| m.starts_with(p.as_str()))
-            }
+    /// Passed the cut at `pos`: the next bytes come from the member after the bad one.
+    fn pass_cut(&mut self) {
+        if let Some(g) = &mut self.gz {
+            g.cuts.pop_front();
         }
     }
 }
@@ -352,9 +238,8 @@ fn view<'a>(
 }
 
 impl Drop for Scanner {
-    /// A scan stopped early (the reader closed mid-file) gives its buffers back too.
+    /// A scan stopped early (the reader closed mid-file) gives its buffer back too.
     fn drop(&mut self) {
         POOL.give(std::mem::take(&mut self.buf));
-        POOL.give(std::mem::take(&mut self.input));
     }
 }

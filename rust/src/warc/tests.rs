@@ -9,7 +9,7 @@ use flate2::Compression;
 
 use super::{Config, Scanner};
 
-fn record(kind: &str, url: &str, body: &[u8]) -> Vec<u8> {
+pub(super) fn record(kind: &str, url: &str, body: &[u8]) -> Vec<u8> {
     let (ctype, block) = if kind == "response" {
         let mut b = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n".to_vec();
         b.extend_from_slice(body);
@@ -28,13 +28,13 @@ fn record(kind: &str, url: &str, body: &[u8]) -> Vec<u8> {
     r
 }
 
-fn gz(data: &[u8]) -> Vec<u8> {
+pub(super) fn gz(data: &[u8]) -> Vec<u8> {
     let mut e = GzEncoder::new(Vec::new(), Compression::default());
     e.write_all(data).unwrap();
     e.finish().unwrap()
 }
 
-fn crawl(n: usize) -> Vec<Vec<u8>> {
+pub(super) fn crawl(n: usize) -> Vec<Vec<u8>> {
     (0..n)
         .flat_map(|i| {
             let body = format!("<html>page {i} {}</html>", "word ".repeat(i * 50));
@@ -47,10 +47,10 @@ fn crawl(n: usize) -> Vec<Vec<u8>> {
 }
 
 /// Rows as (url, body, offset, member_index), and the damage, feeding `data` in `chunk`-byte pieces.
-type Rows = Vec<(String, Vec<u8>, i64, i32)>;
+pub(super) type Rows = Vec<(String, Vec<u8>, i64, i32)>;
 
-fn scan(data: &[u8], gzip: bool, chunk: usize, wanted: u32) -> (Rows, Option<(u64, String)>) {
-    let mut s = Scanner::new(Config {
+pub(super) fn config(gzip: bool, wanted: u32) -> Config {
+    Config {
         gzip,
         base: 0,
         wanted,
@@ -58,7 +58,19 @@ fn scan(data: &[u8], gzip: bool, chunk: usize, wanted: u32) -> (Rows, Option<(u6
         mime_prefixes: Vec::new(),
         batch_rows: 3,
         max_batch_bytes: 1 << 20,
-    });
+        max_record_bytes: 1 << 30,
+    }
+}
+
+fn scan(data: &[u8], gzip: bool, chunk: usize, wanted: u32) -> (Rows, Option<(u64, String)>) {
+    let (rows, damages) = scan_all(data, config(gzip, wanted), chunk);
+    assert!(damages.len() <= 1, "{damages:?}");
+    (rows, damages.into_iter().next())
+}
+
+/// Rows and every damage entry of `data` fed in `chunk`-byte pieces.
+pub(super) fn scan_all(data: &[u8], cfg: Config, chunk: usize) -> (Rows, Vec<(u64, String)>) {
+    let mut s = Scanner::new(cfg);
     let mut batches: Vec<StructArray> = Vec::new();
     let pieces: Vec<&[u8]> = data.chunks(chunk.max(1)).collect();
     for (i, p) in pieces.iter().enumerate() {
@@ -91,7 +103,7 @@ fn scan(data: &[u8], gzip: bool, chunk: usize, wanted: u32) -> (Rows, Option<(u6
             ));
         }
     }
-    (rows, s.damage().cloned())
+    (rows, s.damages().to_vec())
 }
 
 const RESPONSE: u32 = 4;
@@ -245,21 +257,13 @@ fn reading_from_a_file_gives_what_feeding_bytes_gives() {
     let members: Vec<Vec<u8>> = recs.iter().map(|r| gz(r)).collect();
     for (data, gzip) in [(recs.concat(), false), (members.concat(), true)] {
         let fed = scan(&data, gzip, 100, RESPONSE | 32);
-        let mut s = Scanner::new(Config {
-            gzip,
-            base: 0,
-            wanted: RESPONSE | 32,
-            mime_exact: None,
-            mime_prefixes: Vec::new(),
-            batch_rows: 3,
-            max_batch_bytes: 1 << 20,
-        });
+        let mut s = Scanner::new(config(gzip, RESPONSE | 32));
         let mut r = std::io::Cursor::new(&data);
         let mut rows = 0;
         while !s.done() {
             s.feed_read(&mut r, 100, false).unwrap(); // a short read (the file's end) ends the input
             rows += s.take_batches().iter().map(|b| b.len()).sum::<usize>();
         }
-        assert_eq!((rows, s.damage().cloned()), (fed.0.len(), fed.1));
+        assert_eq!((rows, s.damages().first().cloned()), (fed.0.len(), fed.1));
     }
 }

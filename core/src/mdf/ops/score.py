@@ -9,9 +9,15 @@ the highest-scoring fraction (DCLM keeps its classifier's top ~10 %). The thresh
 ``1 - top_fraction`` quantile of the scores in ``estimate_from`` (usually the same files the reader reads: an
 earlier run's output), read once per worker before the first batch: only that column, and a seeded uniform
 sample of ``sample_rows`` when there are more, so every worker computes the same threshold. A fraction is of
-the non-null scores; ties at the threshold are all kept.
+the scores that are there; ties at the threshold are all kept.
 
-A null score fails every threshold: its row is rejected with the same reason, ``score_filter:<column>``.
+A null score fails every threshold: its row is rejected with the same reason, ``score_filter:<column>``. NaN is
+"no score" too (a scorer that had nothing to score, a division by zero): it is left out of the scores a
+threshold is estimated from, and its row is rejected as a null one is. Why: NaN sorts above every number in
+NumPy, so one NaN among the estimate's scores made the quantile NaN, and ``score >= NaN`` rejected every row.
+
+The threshold a ``top_fraction`` chose is an operator setting (:meth:`mdf.OperatorMetrics.note`): it is in the
+end-of-run table, the report's funnel and ``metrics.json``, beside how many scores it was estimated from.
 """
 
 from __future__ import annotations
@@ -89,14 +95,20 @@ class ScoreFilter(Filter):
     def setup(self) -> None:
         p = self.params
         self.threshold_min = p.min
+        self.settings: dict[str, float | int] = {}
         if p.top_fraction is not None:
-            cut = estimate_threshold(p.estimate_from, p.column, p.top_fraction, p.sample_rows, p.seed)
+            cut, n = estimate_threshold(p.estimate_from, p.column, p.top_fraction, p.sample_rows, p.seed)
             self.threshold_min = cut if p.min is None else max(cut, p.min)
-            log.info("score_filter: top %.4g of %s starts at %r", p.top_fraction, p.column, cut)
+            self.settings = {"threshold": self.threshold_min, "estimated_from_scores": n}
+            log.info("score_filter: top %.4g of %s starts at %r (from %d scores)", p.top_fraction, p.column, cut, n)
 
     def keep(self, batch: pa.RecordBatch) -> tuple[pa.BooleanArray, str]:
+        for name, value in self.settings.items():  # each batch: the executor may swap in fresh counters
+            self.metrics.note(name, value)
         score = batch.column(self.params.column)
         mask: Any = pc.is_valid(score)
+        if pa.types.is_floating(score.type):
+            mask = pc.and_(mask, pc.invert(pc.is_nan(score)))
         if self.threshold_min is not None:
             mask = pc.and_(mask, pc.greater_equal(score, lit(self.threshold_min)))
         if self.params.max is not None:
@@ -104,8 +116,11 @@ class ScoreFilter(Filter):
         return pc.fill_null(mask, False), self.params.column
 
 
-def estimate_threshold(paths: list[str], column: str, fraction: float, sample_rows: int, seed: int = 0) -> float:
-    """The score at which the top ``fraction`` of the non-null scores in ``paths`` starts.
+def estimate_threshold(
+    paths: list[str], column: str, fraction: float, sample_rows: int, seed: int = 0
+) -> tuple[float, int]:
+    """The score at which the top ``fraction`` of the scores in ``paths`` starts (null and NaN are no score),
+    and how many scores it was taken from.
 
     All scores when there are at most ``sample_rows``, else a seeded uniform sample of that many (each batch
     contributes in proportion to its rows), so every worker computes the same threshold."""
@@ -118,11 +133,14 @@ def estimate_threshold(paths: list[str], column: str, fraction: float, sample_ro
         values = as_numpy(batch.column(0).drop_null())
         if keep < 1.0:
             values = values[rng.random(len(values)) < keep]
-        parts.append(values.astype(np.float64, copy=False))
+        values = values.astype(np.float64, copy=False)
+        parts.append(values[~np.isnan(values)])
     sample = np.concatenate(parts) if parts else np.empty(0)
     if not len(sample):
-        raise MdfError(f"score_filter: estimate_from {paths} holds no non-null {column!r} score; nothing to rank")
-    return float(np.quantile(sample, 1.0 - fraction, method="higher"))
+        raise MdfError(
+            f"score_filter: estimate_from {paths} holds no {column!r} score (all null or NaN); nothing to rank"
+        )
+    return float(np.quantile(sample, 1.0 - fraction, method="higher")), len(sample)
 
 
 def scored_dataset(files: list[str]) -> ds.Dataset:

@@ -17,7 +17,7 @@ from mdf.metrics import RunMetrics
 from mdf.recording import LATENCY_EDGES_S, histogram_quantile
 from mdf.report import plots
 from mdf.report.html import num, plot, section, table
-from mdf.report.table import startup_seconds
+from mdf.report.table import chosen_settings, startup_seconds
 from mdf.run_stats import Machine
 
 
@@ -106,6 +106,8 @@ def funnel(m: RunMetrics, samples: dict[str, list[dict[str, str]]]) -> Markup:
         Markup('<div id="funnel-table">{}</div>').format(table(headers, rows, numeric=(3, 4, 5, 6))),
         plot(plots.safely(plots.funnel, bars)) if bars else "",
     ]
+    for line in chosen_settings(m):  # a cut the run chose from the data (a top_fraction's threshold)
+        body.append(Markup('<p class="setting">{}</p>').format(line))
     reasons = _reasons_in_order(m)
     if reasons:
         body.append(Markup("<h3>Drop reasons, with up to three rejected rows each</h3>"))

@@ -39,6 +39,20 @@ def _top_reasons(reasons: dict[str, int], n: int = 3) -> str:
     return ", ".join(f"{k.split(':', 1)[-1]} {v:,}" for k, v in items)
 
 
+def chosen_settings(m: RunMetrics) -> list[str]:
+    """One line per operator that chose settings from the data (``cut/score_filter chose threshold =
+    0.8123, ...``), for the table's caption and the report's funnel (:attr:`OperatorMetrics.settings`)."""
+    out = []
+    for stage in m.stages:
+        for op in stage.operators:
+            if op.settings:
+                shown = ", ".join(
+                    f"{k} = {v:.6g}" if isinstance(v, float) else f"{k} = {v}" for k, v in op.settings.items()
+                )
+                out.append(f"{stage.name}/{op.name} chose {shown}")
+    return out
+
+
 def _startup(m: RunMetrics) -> str:
     startup = startup_seconds(m.executor_metrics)
     if not startup or m.wall_s <= startup:
@@ -52,7 +66,8 @@ def metrics_table(m: RunMetrics) -> Table:
     rate = m.rows_read / m.wall_s if m.wall_s > 0 else 0.0
     check = "balanced" if m.balanced else "MISMATCH"
     if m.damaged:
-        check += f"; [bold red]{len(m.damaged)} DAMAGED INPUT FILE(S), see below[/]"
+        files = len({e.file for e in m.damaged})  # a WARC reader goes on after damage: a file may have several
+        check += f"; [bold red]{files} DAMAGED INPUT FILE(S), see below[/]"
     table = Table(
         title=f"mdf run ({m.executor}): {m.rows_read:,} read -> {m.rows_written:,} kept + {m.rows_rejected:,} "
         f"rejected ({check}) in {m.wall_s:.2f}s ({rate:,.0f} rec/s{_startup(m)})",
@@ -80,9 +95,10 @@ def metrics_table(m: RunMetrics) -> Table:
         if m.balanced
         else "MISMATCH: rows read != kept + rejected; rows were lost or duplicated (a bug: please report it)"
     ]
+    lines += chosen_settings(m)
     lines += [f"[red]damaged input: {e.describe()}[/]" for e in m.damaged[:20]]
     if len(m.damaged) > 20:
-        lines.append(f"[red]... and {len(m.damaged) - 20} more damaged files (metrics.json lists all)[/]")
+        lines.append(f"[red]... and {len(m.damaged) - 20} more damaged parts (metrics.json lists all)[/]")
     if m.resumed is not None:
         lines.append(f"resumed: {m.resumed.skipped_shards} shard(s) restored from the earlier run, counts included")
     lines += executor_lines(m)

@@ -13,6 +13,10 @@ follows what browsers and warcio do with real crawls:
   should start) is kept as it is; a body that claims an encoding and cannot be decoded is returned with a
   reason so the reader rejects that one row instead of passing on garbage.
 * A truncated encoded body (crawlers cut bodies at a size limit, ``WARC-Truncated``) yields what decodes.
+* A body that decodes past ``limit`` bytes (the reader's ``max_record_bytes``: a gzip bomb inflates 1,000 to 1)
+  is not decoded further: the row is rejected, ``record_too_large``, its body empty, and memory stays bounded.
+
+Reasons are short and countable (``bad_content_encoding``); what went wrong is the detail beside them.
 """
 
 from __future__ import annotations
@@ -26,34 +30,34 @@ from fastwarc.stream_io import BrotliReader, ChunkedReader, GzipReader, ZstdRead
 _IDENTITY = frozenset({"", "identity", "none"})
 
 
-def _gzip(data: bytes) -> bytes:
-    out: bytes = GzipReader(io.BytesIO(data)).read()
+def _gzip(data: bytes, most: int) -> bytes:
+    out: bytes = GzipReader(io.BytesIO(data)).read(most)
     return out
 
 
-def _deflate(data: bytes) -> bytes:
+def _deflate(data: bytes, most: int) -> bytes:
     """RFC 9110 ``deflate`` is zlib-wrapped; some servers send raw deflate, as browsers also accept."""
     try:
-        out: bytes = GzipReader(io.BytesIO(data), zlib=True).read()
+        out: bytes = GzipReader(io.BytesIO(data), zlib=True).read(most)
         return out
     except OSError:
         try:
-            return zlib.decompressobj(-zlib.MAX_WBITS).decompress(data)
+            return zlib.decompressobj(-zlib.MAX_WBITS).decompress(data, most)
         except zlib.error as exc:
             raise OSError(str(exc)) from exc
 
 
-def _brotli(data: bytes) -> bytes:
-    out: bytes = BrotliReader(io.BytesIO(data)).read()
+def _brotli(data: bytes, most: int) -> bytes:
+    out: bytes = BrotliReader(io.BytesIO(data)).read(most)
     return out
 
 
-def _zstd(data: bytes) -> bytes:
-    out: bytes = ZstdReader(io.BytesIO(data)).read()
+def _zstd(data: bytes, most: int) -> bytes:
+    out: bytes = ZstdReader(io.BytesIO(data)).read(most)
     return out
 
 
-_DECODERS: dict[str, Callable[[bytes], bytes]] = {
+_DECODERS: dict[str, Callable[[bytes, int], bytes]] = {
     "gzip": _gzip,
     "x-gzip": _gzip,
     "deflate": _deflate,
@@ -71,22 +75,26 @@ def dechunk(body: bytes) -> bytes:
     return out
 
 
-def decode_content(body: bytes, encoding: str) -> tuple[bytes, str | None]:
-    """Decode ``body`` per the ``Content-Encoding`` header value; return ``(body, reason or None)``."""
+def decode_content(body: bytes, encoding: str, limit: int) -> tuple[bytes, str | None, str | None]:
+    """Decode ``body`` per the ``Content-Encoding`` header value, to at most ``limit`` bytes; return ``(body,
+    reason or None, detail or None)``."""
     codings = [c.strip().lower() for c in encoding.split(",")]
     for coding in reversed(codings):
         if coding in _IDENTITY:
             continue
         decoder = _DECODERS.get(coding)
         if decoder is None:
-            return body, f"unsupported_content_encoding: {coding[:40]}"
+            return body, "unsupported_content_encoding", coding[:40]
         try:
-            body = decoder(body)
+            decoded = decoder(body, limit + 1)
         except OSError as exc:
             if _looks_decoded(body, coding):
-                return body, None  # the crawler decoded it and kept the header
-            return body, f"bad_content_encoding: {coding}: {str(exc)[:120]}"
-    return body, None
+                return body, None, None  # the crawler decoded it and kept the header
+            return body, "bad_content_encoding", f"{coding}: {str(exc)[:120]}"
+        if len(decoded) > limit:
+            return b"", "record_too_large", f"the body decodes ({coding}) past max_record_bytes ({limit})"
+        body = decoded
+    return body, None, None
 
 
 def _looks_decoded(body: bytes, coding: str) -> bool:

@@ -1,32 +1,34 @@
-"""``warc`` reader: WARC / WARC.gz / WET files into Arrow batches, one row per record.
+"""``warc`` reader: WARC / WARC.gz / WARC.zst / WET files into Arrow batches, one row per record.
 
 Two engines, same rows and damage: the Rust kernel ``mdf_kernels.WarcScanner`` (:mod:`mdf_text.io.warc_native`)
-when the installed ``mdf-kernels`` has it, else FastWARC from Python (this module, described below; also
-FastWARC's zstd and lz4 files). ``tests/test_warc_kernel.py`` reads every file both ways and compares.
+when the installed ``mdf-kernels`` has it (plain and gzip files), else FastWARC from Python (this module, below;
+also zstd files, and lz4 ones, which FastWARC alone reads). ``tests/test_warc_kernel.py`` reads every file both
+ways and compares.
 
-FastWARC (Rust since 2.0) parses records and HTTP headers; this module only moves the fields of each record
-into column lists and builds each column with one Arrow call per batch, so the Python work per record is a
-handful of attribute reads. Payloads are read raw and decoded here (see :mod:`mdf_text.io.http_body`) because
-only the raw length, compared with the record's Content-Length, shows a record cut short: FastWARC yields a
-clipped last record without complaint.
+FastWARC (Rust since 2.0) parses records and HTTP headers; :mod:`mdf_text.io.warc_columns` only moves the
+fields of each record into column lists and builds each column with one Arrow call per batch, so the Python
+work per record is a handful of attribute reads. Payloads are read raw and decoded there
+(:mod:`mdf_text.io.http_body`) because only the raw length, compared with the record's Content-Length, shows a
+record cut short: FastWARC yields a clipped last record without complaint.
 
-Gzip members are inflated here (:class:`mdf_text.io.warc_frame.Members`, zlib-ng), not by FastWARC, because
-only then is ``offset`` the start of the member that holds the record: FastWARC's position is a later member's
-when one member holds several records. Inflating is most of the reader's CPU time on .warc.gz: with zlib-ng and
-one Python call per 16 KiB read the reader is ~0.5x a bare FastWARC loop that keeps nothing, ~0.7-0.8x a FastWARC
-loop that builds the same table (``benchmarks/bench_warc_read.py``); a few per cent of a pipeline that extracts
-HTML.
+Gzip members and zstd frames are inflated here (:class:`mdf_text.io.warc_units.Units`), not by FastWARC,
+because only then is ``offset`` the start of the unit that holds the record, and a damaged unit costs that unit
+alone. Inflating is most of the reader's CPU time on .warc.gz: with zlib-ng and one Python call per 16 KiB read
+the reader is ~0.5x a bare FastWARC loop that keeps nothing, ~0.7-0.8x a FastWARC loop that builds the same
+table (``benchmarks/bench_warc_read.py``); a few per cent of a pipeline that extracts HTML.
 
-Every record of the file passes through the loop, also those of types not asked for (filtered here by a bit
-test), for two reasons: ``member_index`` counts every record of a gzip member, so ``offset`` +
-``member_index`` find a record again; and the last record seen is then near the end of the file, from where
-:func:`mdf_text.io.warc_frame.check_tail` proves the rest of the file is whole records -- FastWARC stops
-silently at a gzip member or a header cut short, and never reads the bodies of records it skips.
+Every byte of the shard is accounted for, by the kernel's rules (``rust/src/warc/record.rs``). FastWARC reads
+the records it can; where it stops (a parse error, a record without ``Content-Length``, a body cut short, the
+end of its stream) the recovery walker (:mod:`mdf_text.io.warc_walk`) reads on from the last record FastWARC
+read: it reports damage (one ``reader:damaged_input`` row each: bytes that are no record, a record without
+``Content-Length``, a record or unit cut short, bad gzip or zstd data), rejects a record whose framing is whole
+but that FastWARC cannot read (``reader:bad_warc_header``, ``reader:record_too_large``), and says where FastWARC
+goes on: the next ``WARC/1.x`` line, the record after, or the next good unit. So a damaged file is never
+silently short, and its damage costs only the damaged part. A payload whose Content-Encoding cannot be decoded
+is one rejected row (``reader:bad_content_encoding``), and the file goes on.
 
-Damage (a truncated record, a stream that stops parsing, a tail that is not whole records) ends the shard: the
-rows read before it go on, and one ``reader:damaged_input`` row records the file, the offset and the error, so
-a damaged file is never silently short. A payload whose Content-Encoding cannot be decoded is one rejected row
-(``reader:bad_content_encoding``), and the file goes on.
+``max_record_bytes`` bounds what one record may hold in memory: a longer block is rejected
+(``reader:record_too_large``) as it streams past, and a body that decodes past it too.
 
 ``paths`` take URLs (``s3://bucket/crawl/**/*.warc.gz``, ``https://host/x.warc.gz``): a remote file is streamed
 through :mod:`mdf.storage` in 8 MiB ranged requests (bounded memory; resumed at the byte where a connection
@@ -49,11 +51,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, field_validator, model_validator
 
-from mdf import REASON, Params, Reader, Shard, damaged_input_batch, expand_paths, lit, shard_ids
+from mdf import REASON, REASON_DETAIL, Params, Reader, Shard, damaged_input_batch, expand_paths, shard_ids
 from mdf.storage import CommonCrawlListing, commoncrawl_urls, default, is_remote, redact_url
 from mdf_text.io import warc_native
-from mdf_text.io.warc_frame import MAX_BATCH_BYTES, BodyColumn, Members, check_tail
-from mdf_text.io.warc_split import Window, cut_points, is_gzip, open_binary, record_end
+from mdf_text.io.warc_columns import SCHEMA, Columns, content_types, dates
+from mdf_text.io.warc_frame import MAX_BATCH_BYTES
+from mdf_text.io.warc_split import Window, cut_points, open_binary
+from mdf_text.io.warc_units import Units, codec_of, unit_kind, zstd_dictionary
+from mdf_text.io.warc_walk import Frame, Rules, Segment, Walker
 
 RecordType = Literal["warcinfo", "response", "resource", "request", "metadata", "revisit", "conversion", "continuation"]
 _TYPE_BITS = {
@@ -66,31 +71,15 @@ _TYPE_BITS = {
     "conversion": 128,
     "continuation": 256,
 }
-_TYPE_NAMES = {bit: name for name, bit in _TYPE_BITS.items()} | {512: "unknown"}
-_CHARSET_RE = r"charset\s*=\s*[\"']?(?P<c>[^\"';,\s]+)"
 _BUFFER = 1 << 20
 _STREAM = 8 << 20  # ranged-request size when the file is remote
 _MAX_BATCH_BYTES = MAX_BATCH_BYTES  # read at each call (a test makes it small)
-
-SCHEMA = pa.schema(
-    [
-        ("id", pa.string()),
-        ("url", pa.string()),
-        ("date", pa.timestamp("us", tz="UTC")),
-        ("warc_type", pa.string()),
-        ("http_status", pa.int16()),
-        ("content_type", pa.string()),
-        ("charset", pa.string()),
-        ("body", pa.binary()),
-        ("warc_file", pa.string()),
-        ("offset", pa.int64()),
-        ("member_index", pa.int32()),
-    ]
-)
+MAX_RECORD_BYTES = 64 << 20
+_READER, _COLON = pa.scalar("reader", pa.string()), pa.scalar(":", pa.string())
 
 
 class WarcReader(Reader):
-    """Reads WARC, WARC.gz and WET files: one row per record (url, date, HTTP status/type/charset, decoded body)."""
+    """Reads WARC, WARC.gz, WARC.zst and WET files: one row per record (url, date, HTTP status/type/charset, body)."""
 
     name = "warc"
     modality = "text"
@@ -99,7 +88,7 @@ class WarcReader(Reader):
     class Params(Params):
         paths: list[str] = Field(
             default_factory=list,
-            description="WARC files (.warc, .warc.gz, .wet.gz), folders or globs; local or URLs (s3://, https://)",
+            description="WARC files (.warc, .warc.gz, .warc.zst, .wet.gz), folders or globs; local or URLs",
         )
         commoncrawl: CommonCrawlListing | None = Field(
             None,
@@ -114,6 +103,13 @@ class WarcReader(Reader):
         )
         bytes_per_shard: int = Field(
             0, ge=0, description="cut files bigger than this at record boundaries into several shards (0 = file)"
+        )
+        max_record_bytes: int = Field(
+            MAX_RECORD_BYTES,
+            ge=1024,
+            le=1 << 30,
+            description="a record block (or a body decoded from it) longer than this is rejected,"
+            " reader:record_too_large, and streamed past, never held whole (64 MiB)",
         )
 
         @field_validator("mime_types")
@@ -150,46 +146,105 @@ class WarcReader(Reader):
         for t in self.params.record_types:
             wanted |= _TYPE_BITS[t]
         mime = _mime_sets(self.params.mime_types)
-        gz = is_gzip(shard.path)
-        if warc_native.available():  # the Rust kernel: same rows and damage, zstd and lz4 files excepted
+        cap = self.params.max_record_bytes
+        with open_binary(shard.path) as f:
+            codec = codec_of(f.read(8))
+        if warc_native.available() and codec in ("gzip", "plain"):  # the Rust kernel: same rows and damage
             finish = partial(_finish, redact_url(shard.path))  # warc_file: the URL without its credentials
-            native = warc_native.read(shard, _open(shard), gz, wanted, mime, batch_rows, _MAX_BATCH_BYTES, finish)
-            if native is not None:
-                yield from native
-                return
-        yield from self._read_fastwarc(shard, batch_rows, gz, wanted, mime)
+            limit = _MAX_BATCH_BYTES
+            gz = codec == "gzip"
+            yield from warc_native.read(shard, _open(shard), gz, wanted, mime, batch_rows, limit, cap, finish)
+            return
+        yield from self._read_fastwarc(shard, batch_rows, codec, wanted, mime)
 
     def _read_fastwarc(
-        self, shard: Shard, batch_rows: int, gz: bool, wanted: int, mime: tuple[frozenset[str] | None, tuple[str, ...]]
+        self,
+        shard: Shard,
+        batch_rows: int,
+        codec: str,
+        wanted: int,
+        mime: tuple[frozenset[str] | None, tuple[str, ...]],
     ) -> Iterator[pa.RecordBatch]:
         from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-        start, stop = shard.start or 0, shard.stop or shard.size
-        cols = _Columns(shard.path, start, wanted, *mime)
-        raw = _open(shard)
-        with closing(raw):
-            source = cols.members = Members(raw, start) if gz else None
-            records = ArchiveIterator(
-                source or raw,
-                record_types=WarcRecordType.any_type,
-                auto_decode="none",
-                inplace=True,
-                buffer_size=_BUFFER,
-            )
+        start, stop, cap = shard.start or 0, shard.stop or shard.size, self.params.max_record_bytes
+        cols = Columns(shard.path, wanted, *mime, cap, _MAX_BATCH_BYTES)
+        if codec == "lz4":  # FastWARC's own codec: read by FastWARC alone, without the recovery walker
+            yield from _read_lz4(shard, cols, batch_rows)
+            return
+        dictionary = zstd_dictionary(shard.path) if codec == "zstd" else None
+        kind = unit_kind(codec, dictionary) if codec != "plain" else None
+        rules = Rules(shard.path, shard.size, start, stop, codec, kind, dictionary, wanted, *mime, cap)
+        frame, damages = Frame(), []
+        seg: Segment | None = Segment(start)
+        while seg is not None:
+            raw = Window(shard.path, seg.at, stop, shard.size, _STREAM)
+            units = Units(raw, seg.at, kind) if kind is not None else None
+            failed = "FastWARC stopped before this record"
+            with closing(raw):
+                if units is not None:
+                    units.skip(seg.skip)
+                records = ArchiveIterator(
+                    units or raw,
+                    record_types=WarcRecordType.any_type,
+                    parse_http=False,
+                    auto_decode="none",
+                    inplace=True,
+                    buffer_size=_BUFFER,
+                )
+                try:
+                    yield from cols.fill(records, batch_rows, seg, units, frame)
+                except OSError as exc:  # FastWARC reports unparseable headers as OSError
+                    failed = str(exc)
+            # the walker reads on from the record the loop stopped at, else from the last record FastWARC read
+            begin, first = (cols.stop_pos, False) if cols.stop_pos is not None else (cols.last_pos, True)
+            if begin is None:
+                begin, first = seg.skip, False
+            walker = Walker(rules, frame, *_from_unit(seg, units, begin))
             try:
-                yield from cols.fill(records, batch_rows)
-            except OSError as exc:  # FastWARC reports unparseable headers as OSError
-                last = cols.last
-                at = cols.base if last is None else record_end(shard.path, last) or last
-                cols.damage = (at, f"unreadable WARC data at byte {at} (after the record at byte {last}): {exc}")
-        if cols.damage is None and cols.members is not None:  # a gzip member cut short or not one
-            cols.damage = cols.members.error
-        if cols.damage is None:  # FastWARC ended quietly: were the bytes after the last record whole records?
-            cols.damage = check_tail(shard.path, start if cols.last is None else cols.last, stop)
-        if len(cols.ids):
+                found = walker.walk(first, failed)
+            finally:
+                walker.close()
+            damages += found.damages
+            cols.settle(found.first_whole)
+            if found.reject is not None:
+                if cols.full(batch_rows):
+                    yield cols.batch()
+                cols.reject(found.reject)
+            seg = found.resume
+        if cols.rows():
             yield cols.batch()
-        if cols.damage is not None:
-            yield damaged_input_batch(shard, *cols.damage)
+        for at, message in sorted(damages, key=lambda d: d[0]):
+            yield damaged_input_batch(shard, at, message)
+
+
+def _from_unit(seg: Segment, units: Units | None, pos: int) -> tuple[Segment, int]:
+    """Where the walker starts to read decoded position ``pos`` of the segment: at the start of the unit that
+    holds it (not the segment's: re-inflating a whole file to check its tail doubled the read's time)."""
+    if units is None:
+        return Segment(seg.at + pos), 0
+    starts, ats = units.starts()
+    k = bisect_right(starts, pos) - 1
+    return (Segment(ats[k], pos - starts[k]), pos - starts[k]) if k >= 0 else (seg, pos)
+
+
+def _read_lz4(shard: Shard, cols: Columns, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """An lz4 WARC through FastWARC alone (no lz4 inflater here): damage ends the shard at the last record."""
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    frame, damage = Frame(), None
+    with closing(_open(shard)) as raw:
+        records = ArchiveIterator(raw, record_types=WarcRecordType.any_type, parse_http=False, auto_decode="none")
+        try:
+            yield from cols.fill(records, batch_rows, Segment(0), None, frame)
+        except OSError as exc:
+            damage = (frame.last or 0, f"unreadable WARC data after the record at byte {frame.last}: {exc}")
+    if cols.stop_pos is not None:
+        damage = (frame.last or 0, f"a record after the one at byte {frame.last} is cut short or has no length")
+    if cols.rows():
+        yield cols.batch()
+    if damage is not None:
+        yield damaged_input_batch(shard, *damage)
 
 
 def _open(shard: Shard) -> Any:
@@ -199,14 +254,17 @@ def _open(shard: Shard) -> Any:
     return Window(shard.path, shard.start, shard.stop or shard.size, shard.size, _STREAM)
 
 
-def _finish(path: str, struct: pa.StructArray, reasons: list[str | None] | None, body: pa.Array) -> pa.RecordBatch:
-    """A batch of the Rust kernel (:mod:`mdf_text.io.warc_native`) in the reader's schema."""
+def _finish(
+    path: str, struct: pa.StructArray, reasons: list[tuple[str, str | None] | None] | None, body: pa.Array
+) -> pa.RecordBatch:
+    """A batch of the Rust kernel (:mod:`mdf_text.io.warc_native`) in the reader's schema; ``reasons``: the rows
+    the Python side rejected (a body that would not decode), where the kernel gave none."""
     n = len(struct)
     mime, charset = _split_content_types(struct)
     arrays = [
         struct.field("id"),
         struct.field("url"),
-        _dates(struct.field("date")),
+        dates(struct.field("date")),
         struct.field("warc_type"),
         struct.field("http_status"),
         mime,
@@ -217,18 +275,26 @@ def _finish(path: str, struct: pa.StructArray, reasons: list[str | None] | None,
         struct.field("member_index"),
     ]
     batch = pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
-    return batch if reasons is None else batch.append_column(REASON, pa.array(reasons, pa.string()))
+    reason, detail = struct.field("reason"), struct.field("reason_detail")
+    if reasons is not None:  # the kernel's reason first (a bad HTTP head), then the body's
+        has = pc.is_valid(reason)
+        reason = pc.if_else(has, reason, pa.array([r and r[0] for r in reasons], pa.string()))
+        detail = pc.if_else(has, detail, pa.array([r and r[1] for r in reasons], pa.string()))
+    if reason.null_count == n:
+        return batch
+    batch = batch.append_column(REASON, pc.binary_join_element_wise(_READER, reason, _COLON))
+    return batch.append_column(REASON_DETAIL, detail)
 
 
 def _split_content_types(struct: pa.StructArray) -> tuple[pa.Array, pa.Array]:
     """The kernel's split of Content-Type (``mime``, ``charset``: ASCII values only), the rows it left (a value
-    outside ASCII) split by :func:`_content_types`."""
+    outside ASCII) split by :func:`mdf_text.io.warc_columns.content_types`."""
     raw = struct.field("content_type")
     mime, charset = struct.field("mime"), struct.field("charset")
     ascii_ = pc.fill_null(pc.string_is_ascii(raw), True)
     if pc.all(ascii_).as_py() is not False:
         return mime, charset
-    py_mime, py_charset = _content_types(raw)
+    py_mime, py_charset = content_types(raw)
     return pc.if_else(ascii_, mime, py_mime), pc.if_else(ascii_, charset, py_charset)
 
 
@@ -237,147 +303,3 @@ def _mime_sets(mime_types: list[str] | None) -> tuple[frozenset[str] | None, tup
         return None, ()
     exact = frozenset(m for m in mime_types if not m.endswith("/*"))
     return exact, tuple(m[:-1] for m in mime_types if m.endswith("/*"))
-
-
-def _mime(content_type: str | None) -> str | None:
-    """``Text/HTML; charset=UTF-8`` -> ``text/html`` (per record, only where a mime_types filter needs it)."""
-    return content_type.partition(";")[0].strip().lower() or None if content_type else None
-
-
-def _content_types(raw: list[str | None] | pa.Array) -> tuple[pa.Array, pa.Array]:
-    """Content-Type header values -> (mime type, charset) columns, lower-cased, parsed once per batch."""
-    lower = pc.utf8_lower(raw if isinstance(raw, pa.Array) else pa.array(raw, pa.string()))
-    mime = pc.utf8_trim_whitespace(pc.list_element(pc.split_pattern(lower, ";", max_splits=1), 0))
-    mime = pc.if_else(pc.equal(mime, lit("")), pa.scalar(None, pa.string()), mime)
-    charset = pc.struct_field(pc.extract_regex(lower, _CHARSET_RE), "c")
-    return mime, charset
-
-
-class _Columns:
-    """Column lists of the batch being built: appends per record, one Arrow array per column per batch.
-
-    :meth:`fill` is the per-record loop. It binds every list's ``append`` to a local once, and the lists are
-    cleared (not replaced) after each batch, because at a few microseconds per record the attribute look-ups
-    of a method call per record would cost as much as the fields themselves.
-    """
-
-    def __init__(
-        self, path: str, base: int, wanted: int, exact: frozenset[str] | None, prefixes: tuple[str, ...]
-    ) -> None:
-        from mdf_text.io import http_body  # imports fastwarc: only where a WARC is read (an optional extra)
-
-        self._dechunk, self._decode = http_body.dechunk, http_body.decode_content
-        self.path, self.base, self.wanted, self.exact, self.prefixes = path, base, wanted, exact, prefixes
-        self.ids: list[str | None] = []
-        self.urls: list[str | None] = []
-        self.dates: list[str | None] = []
-        self.types: list[str] = []
-        self.status: list[int | None] = []
-        self.ctypes: list[str | None] = []  # raw Content-Type values, parsed per batch
-        self.bodies = BodyColumn(_MAX_BATCH_BYTES)
-        self.offsets: list[int] = []
-        self.indexes: list[int] = []  # member_index: the record's place in its gzip member
-        self.reasons: dict[int, str] = {}  # row -> reason, for the few rows rejected
-        self.last: int | None = None  # offset of the last record parsed, of any type (an error is after it)
-        self.damage: tuple[int, str] | None = None
-        self.members: Members | None = None  # a .warc.gz inflated here: maps a record to its gzip member
-
-    def fill(self, records: Iterator[Any], batch_rows: int) -> Iterator[pa.RecordBatch]:
-        """Append every record; yield a batch each ``batch_rows`` rows (or 256 MiB); stop at a damaged record."""
-        add_id, add_url, add_date = self.ids.append, self.urls.append, self.dates.append
-        add_type, add_status, add_ctype = self.types.append, self.status.append, self.ctypes.append
-        add_offset, add_member, bodies = self.offsets.append, self.indexes.append, self.bodies
-        base, wanted, exact, prefixes, names = self.base, self.wanted, self.exact, self.prefixes, _TYPE_NAMES
-        index, last = 0, self.last
-        # gzip members: decoded start and file offset of each, read in place (a method call per record cost
-        # as much as the bisection)
-        starts, ats = self.members.starts() if self.members is not None else (None, None)
-        try:
-            for rec in records:
-                pos = rec.stream_pos
-                offset = base + pos if ats is None else ats[bisect_right(starts, pos) - 1]
-                index = index + 1 if offset == last else 0  # records after the first in one gzip member
-                last = offset
-                rtype = int(rec.record_type)
-                if not rtype & wanted:
-                    continue
-                headers = rec.headers
-                http = rec.http_headers if rec.is_http else None
-                ctype = (http or headers).get("Content-Type")
-                if exact is not None:
-                    mime = _mime(ctype)
-                    if mime not in exact and not (mime and mime.startswith(prefixes)):
-                        continue
-                body = rec.reader.read()
-                if len(body) < rec.content_length:
-                    self.damage = (
-                        offset,
-                        f"truncated WARC record at byte {offset}: {len(body)} of {rec.content_length}",
-                    )
-                    return
-                status = why = None
-                if http is not None:
-                    status = http.status_code
-                    if http.get("Transfer-Encoding", "").lower().endswith("chunked"):
-                        body = self._dechunk(body)
-                    encoding = http.get("Content-Encoding")
-                    if encoding:
-                        body, why = self._decode(body, encoding)
-                if len(self.ids) >= batch_rows or not bodies.fits(len(body)):
-                    yield self.batch()
-                if why is not None:
-                    self.reasons[len(self.ids)] = "reader:" + why
-                url = headers.get("WARC-Target-URI")
-                add_id(rec.record_id)
-                add_url(url.strip("<>") if url else None)  # WARC 1.0 examples wrap the URI in <>
-                add_date(headers.get("WARC-Date"))
-                add_type(names.get(rtype, "unknown"))
-                add_status(status)
-                add_ctype(ctype)
-                bodies.append(body)
-                add_offset(offset)
-                add_member(index)
-        finally:  # read() names the record a parse error came after
-            self.last = last
-
-    def batch(self) -> pa.RecordBatch:
-        n = len(self.ids)
-        mime, charset = _content_types(self.ctypes)
-        arrays = [
-            pa.array(self.ids, pa.string()),
-            pa.array(self.urls, pa.string()),
-            _dates(self.dates),
-            pa.array(self.types, pa.string()),
-            pa.array(self.status, pa.int16()),
-            mime,
-            charset,
-            self.bodies.array(n),
-            pa.repeat(pa.scalar(redact_url(self.path), pa.string()), n),  # without the URL's credentials
-            pa.array(self.offsets, pa.int64()),
-            pa.array(self.indexes, pa.int32()),
-        ]
-        batch = pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
-        if self.reasons:
-            reasons = [self.reasons.get(i) for i in range(n)]
-            batch = batch.append_column(REASON, pa.array(reasons, pa.string()))
-        lists = (self.ids, self.urls, self.dates, self.types, self.status, self.ctypes, self.offsets, self.indexes)
-        for column in lists:
-            column.clear()
-        self.reasons.clear()
-        return batch
-
-
-def _dates(values: list[str | None] | pa.Array) -> pa.Array:
-    """WARC-Date (ISO 8601, UTC) as timestamps; one vectorised cast, per value only if a date is malformed."""
-    strings = values if isinstance(values, pa.Array) else pa.array(values, pa.string())
-    target = pa.timestamp("us", tz="UTC")
-    try:
-        return pc.cast(strings, target)
-    except pa.ArrowInvalid:
-        out = []
-        for v in strings.to_pylist():
-            try:
-                out.append(pc.cast(pa.scalar(v, pa.string()), target))
-            except pa.ArrowInvalid:
-                out.append(pa.scalar(None, target))
-        return pa.array([s.as_py() for s in out], target)

@@ -9,11 +9,13 @@ Python reads a remote file's bytes (through :mod:`mdf.storage`, so S3 and https 
 Python finishes each batch with vectorised pyarrow calls, and undoes the rare transfer and content encodings
 with the same decoders as the FastWARC path (:mod:`mdf_text.io.http_body`), so both paths give the same rows.
 
-The kernel sees every byte of the shard, so it also proves the tail whole (no :func:`check_tail` pass) and
-reports damage where the FastWARC path did: the offset of the record, or of its gzip member, and why.
+The kernel sees every byte of the shard, so it proves the tail whole itself and reports each damaged part
+where the FastWARC path's recovery walker does (:mod:`mdf_text.io.warc_walk`, the same rules): the offset of
+the record, or of its gzip member, and why; a record it rejects carries its reason (``bad_http``, ...) in the
+batch, prefixed ``reader:`` here.
 
 Used when the installed ``mdf-kernels`` has ``WarcScanner`` and the file is gzip members or a plain WARC;
-the FastWARC path stays for an install without the kernels and for FastWARC's other codecs (zstd, lz4).
+the FastWARC path stays for an install without the kernels, for zstd files (inflated in Python) and lz4 ones.
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ _HEAD = 8
 # of bodies), before the pool: 0.035 CPU s at 256 MiB, 0.011-0.030 at 16 MiB (a bare FastWARC loop: 0.012-0.017).
 _BATCH_BYTES = 16 << 20
 _MAP = True  # map local files on a local disk (the kernel's `map_file`); tests turn it off to test `feed_file`
-_OTHER_CODECS = (b"\x04\x22\x4d\x18", b"\x28\xb5\x2f\xfd", b"BZh", b"\xfd7zXZ")  # lz4, zstd, bzip2, xz
 
 
 def available() -> bool:
@@ -51,6 +52,9 @@ def _local(path: str) -> bool:
     return not is_remote(path)
 
 
+Finish = Callable[[pa.StructArray, list[tuple[str, str | None] | None] | None, pa.Array], pa.RecordBatch]
+
+
 def read(
     shard: Shard,
     raw: Any,
@@ -59,20 +63,18 @@ def read(
     mime: tuple[frozenset[str] | None, tuple[str, ...]],
     batch_rows: int,
     max_batch_bytes: int,
-    finish: Callable[[pa.StructArray, list[str | None] | None, pa.Array], pa.RecordBatch],
-) -> Iterator[pa.RecordBatch] | None:
-    """Batches of ``shard`` read from the open stream ``raw`` (closed when done); ``None`` (and ``raw``
-    closed) when the file is in a codec only FastWARC reads. ``finish(struct, reasons, body)`` turns a kernel
-    batch into the reader's schema."""
+    max_record_bytes: int,
+    finish: Finish,
+) -> Iterator[pa.RecordBatch]:
+    """Batches of ``shard`` (a plain or gzip WARC) read from the open stream ``raw`` (closed when done), then one
+    damaged-input row per damaged part. ``finish(struct, reasons, body)`` turns a kernel batch into the
+    reader's schema."""
     try:
         first = raw.read(_HEAD if _local(shard.path) else _CHUNK)
     except BaseException:
         raw.close()
         raise
-    if not gz and first[:4].startswith(_OTHER_CODECS):
-        raw.close()
-        return None
-    return _batches(shard, raw, first, gz, wanted, mime, batch_rows, max_batch_bytes, finish)
+    return _batches(shard, raw, first, gz, wanted, mime, batch_rows, max_batch_bytes, max_record_bytes, finish)
 
 
 def _batches(
@@ -84,7 +86,8 @@ def _batches(
     mime: tuple[frozenset[str] | None, tuple[str, ...]],
     batch_rows: int,
     max_batch_bytes: int,
-    finish: Callable[[pa.StructArray, list[str | None] | None, pa.Array], pa.RecordBatch],
+    max_record_bytes: int,
+    finish: Finish,
 ) -> Iterator[pa.RecordBatch]:
     from mdf_kernels import WarcScanner
 
@@ -92,21 +95,21 @@ def _batches(
     start = shard.start or 0
     exact_list = sorted(exact) if exact is not None else None
     limit = min(max_batch_bytes, _BATCH_BYTES)
-    scanner = WarcScanner(gz, start, wanted, exact_list, list(prefixes), batch_rows, limit)
+    scanner = WarcScanner(gz, start, wanted, exact_list, list(prefixes), batch_rows, limit, max_record_bytes)
     with closing(raw):
         local, stop = _local(shard.path), shard.stop or shard.size
         if local and _MAP and scanner.map_file(shard.path, start, stop):  # scanned in place, on a local disk
             raw.close()
             while not scanner.done:
                 for struct in scanner.advance(_CHUNK):
-                    yield _decoded(struct, finish)
+                    yield _decoded(struct, finish, max_record_bytes)
         elif local:  # the kernel reads the file itself: no copy through a Python bytes object
             pos = start + len(first)
             structs = scanner.feed(first, not first or pos >= stop)
             raw.close()
             while True:
                 for struct in structs:
-                    yield _decoded(struct, finish)
+                    yield _decoded(struct, finish, max_record_bytes)
                 if scanner.done:
                     break
                 size = min(_CHUNK, stop - pos)
@@ -117,17 +120,16 @@ def _batches(
             while not scanner.done:
                 more = raw.read(_CHUNK) if data else b""
                 for struct in scanner.feed(data, not more):
-                    yield _decoded(struct, finish)
+                    yield _decoded(struct, finish, max_record_bytes)
                 data = more
-    if scanner.damage is not None:
-        yield damaged_input_batch(shard, *scanner.damage)
+    for at, message in scanner.damages:
+        yield damaged_input_batch(shard, at, message)
 
 
-def _decoded(
-    struct: pa.StructArray, finish: Callable[[pa.StructArray, list[str | None] | None, pa.Array], pa.RecordBatch]
-) -> pa.RecordBatch:
+def _decoded(struct: pa.StructArray, finish: Finish, limit: int) -> pa.RecordBatch:
     """Undo ``Transfer-Encoding: chunked`` and ``Content-Encoding`` where a row has them (rare: CommonCrawl
-    stores bodies decoded); a body that cannot be decoded is kept and its row rejected with the reason."""
+    stores bodies decoded); a body that cannot be decoded (or decodes past ``limit``) is kept and its row
+    rejected with the reason."""
     body = struct.field("body")
     chunked, encoding = struct.field("chunked"), struct.field("content_encoding")
     if not pc.any(chunked).as_py() and encoding.null_count == len(encoding):
@@ -135,11 +137,11 @@ def _decoded(
     from mdf_text.io.http_body import dechunk, decode_content
 
     bodies: list[bytes] = body.to_pylist()
-    reasons: list[str | None] = [None] * len(bodies)
+    reasons: list[tuple[str, str | None] | None] = [None] * len(bodies)
     for i, (is_chunked, coding) in enumerate(zip(chunked.to_pylist(), encoding.to_pylist(), strict=True)):
         if is_chunked:
             bodies[i] = dechunk(bodies[i])
         if coding:
-            bodies[i], why = decode_content(bodies[i], coding)
-            reasons[i] = None if why is None else "reader:" + why
+            bodies[i], why, detail = decode_content(bodies[i], coding, limit)
+            reasons[i] = None if why is None else (why, detail)
     return finish(struct, reasons if any(reasons) else None, pa.array(bodies, pa.binary()))

@@ -24,6 +24,7 @@ import io
 import os
 import re
 import zlib
+from collections.abc import Callable
 from typing import BinaryIO
 
 from mdf.storage import default, is_remote
@@ -71,7 +72,7 @@ def cut_points(path: str, size: int, step: int) -> list[int]:
     return cuts
 
 
-def _candidates(f: io.BufferedReader, start: int, size: int, magic: bytes, line_start: bool) -> list[int]:
+def _candidates(f: BinaryIO, start: int, size: int, magic: bytes, line_start: bool) -> list[int]:
     """Offsets >= start of ``magic`` (at a line start if asked) in the first 1 MiB window that has any."""
     out: list[int] = []
     pos = start
@@ -95,18 +96,31 @@ def _candidates(f: io.BufferedReader, start: int, size: int, magic: bytes, line_
 
 
 def _next_member(f: io.BufferedReader, start: int, size: int) -> int | None:
+    def head(data: bytes) -> bytes | None:
+        try:
+            return zlib.decompressobj(31).decompress(data, len(_WARC_MAGIC))
+        except zlib.error:
+            return None
+
+    return next_unit_start(f, start, size, _GZIP_MAGIC, head)
+
+
+def next_unit_start(
+    f: BinaryIO, start: int, size: int, magic: bytes, head: Callable[[bytes], bytes | None], probe: int = 1 << 16
+) -> int | None:
+    """Offset of the first ``magic`` at or after ``start`` (before ``size``) whose compressed unit inflates to
+    ``WARC/1.`` (``head(data)``: the first bytes the unit starting ``data`` inflates to, ``None`` when it is
+    not one; ``probe`` bytes are enough to inflate a unit's first bytes): a unit that starts a record, not a match
+    inside compressed bytes."""
     pos = start
     while pos < size:
-        cands = _candidates(f, pos, size, _GZIP_MAGIC, line_start=False)
+        cands = _candidates(f, pos, size, magic, line_start=False)
         if not cands:
             return None
         for at in cands:
             f.seek(at)
-            try:
-                head = zlib.decompressobj(31).decompress(f.read(1 << 16), len(_WARC_MAGIC))
-            except zlib.error:
-                continue
-            if head == _WARC_MAGIC:
+            got = head(f.read(min(probe, size - at)))
+            if got is not None and got.startswith(_WARC_MAGIC):
                 return at
         pos = cands[-1] + 1
     return None
@@ -123,18 +137,6 @@ def _next_record(f: io.BufferedReader, start: int, size: int) -> int | None:
                 return at
         pos = cands[-1] + 1
     return None
-
-
-def record_end(path: str, at: int) -> int | None:
-    """Offset just past the uncompressed record that starts at ``at`` (where the next one should begin)."""
-    if is_gzip(path):
-        return None
-    with open_binary(path) as f:
-        f.seek(at)
-        head = f.read(1 << 16)
-    end = head.find(b"\r\n\r\n")
-    match = _CONTENT_LENGTH.search(head, 0, end + 2) if end > 0 else None
-    return at + end + 4 + int(match.group(1)) + 4 if match else None
 
 
 def _chains(f: io.BufferedReader, at: int, size: int) -> bool:
