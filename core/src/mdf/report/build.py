@@ -16,6 +16,7 @@ from mdf.metrics import RunMetrics
 SECTIONS = (
     ("summary", "Summary"),
     ("funnel", "Funnel"),
+    ("counters", "Counters"),
     ("throughput", "Throughput"),
     ("latency", "Latency"),
     ("bottleneck", "Bottleneck"),
@@ -39,7 +40,7 @@ def load_metrics(output: str | os.PathLike[str]) -> RunMetrics:
 
 def render(m: RunMetrics) -> str:
     """The page for a run's metrics (with sample rejected rows when the rejected output is still there)."""
-    from mdf.report import scale, sections
+    from mdf.report import counters, scale, sections
     from mdf.report.html import page
     from mdf.report.samples import rejected_samples
 
@@ -48,6 +49,7 @@ def render(m: RunMetrics) -> str:
     body = {
         "summary": sections.summary(m),
         "funnel": sections.funnel(m, samples),
+        "counters": counters.counters(m),
         "throughput": sections.throughput(m),
         "latency": sections.latency(m),
         "bottleneck": scale.bottleneck(m),
