@@ -53,7 +53,8 @@ def counters(m: RunMetrics) -> Markup:
                     keys.sort(key=lambda k: -values[k])
                     rows = [[k, values[k], round(100 * values[k] / total, 2) if total else 0.0] for k in keys]
                     parts.append(Markup("<p><b>{}</b></p>").format(group))
-                parts.append(table([group.split("_by_")[-1] if "_by_" in group else "bin", "count", "%"], rows, numeric=(1, 2)))
+                what = group.split("_by_")[-1] if "_by_" in group else "bin"
+                parts.append(table([what, "count", "%"], rows, numeric=(1, 2)))
     if not parts:
         return section("counters", "Operator counters", "no operator counted anything beyond rows")
     return section("counters", "Operator counters", *parts)
