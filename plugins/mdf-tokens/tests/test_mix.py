@@ -155,3 +155,17 @@ def test_one_source_reads_every_document_once_in_order(run_recipe, tmp_path: Pat
         want, _ = read_megatron(str(f)[:-4])
         got, _ = read_megatron(tmp_path / "out" / f.stem)
         assert [s.tolist() for s in got] == [s.tolist() for s in want]
+
+
+def test_a_reader_keeps_no_index_after_a_shard(sources):
+    """The inline executor's threads share one reader and a Ray loader reads shard after shard: a shard's indexes and
+    maps must go with it, or memory grows with the input. Seen red with the shard reading the shared files (every
+    file's document lengths stayed cached on the reader)."""
+    from mdf_tokens.megatron.reader import MegatronReader
+
+    root, _ = sources
+    reader = MegatronReader(**{k: v for k, v in mix_recipe(root, root / "x")["reader"].items() if k != "type"})
+    for shard in reader.shards():
+        assert sum(len(b) for b in reader.read(shard, 500)) > 0
+    files = [f for s in reader.sources() for f in s.files]
+    assert all(f._index is None and "doc_tokens" not in f.__dict__ and "bounds" not in f.__dict__ for f in files)

@@ -55,6 +55,11 @@ class MegatronFile:
     def tokens(self) -> int:
         return self.bin_size // self.dtype.itemsize
 
+    def fresh(self) -> MegatronFile:
+        """The same pair with nothing loaded: what one shard's read uses and closes (a reader is shared by the
+        inline executor's threads, and a loader reads shard after shard: neither may keep every file's index)."""
+        return MegatronFile(self.idx, self.bin, self.dtype, self.sequences, self.documents, self.bin_size)
+
     @property
     def index(self) -> Index:
         if self._index is None:
@@ -74,11 +79,24 @@ class MegatronFile:
         return np.append(self.index.sequence_pointers, np.int64(self.bin_size))
 
     def tokens_before(self, doc: int) -> int:
-        """Tokens of the documents before ``doc`` (``doc == documents``: all of them): one pointer read."""
-        seq = int(self.index.document_indices[doc])
-        if seq >= self.sequences:
+        """Tokens of the documents before ``doc`` (``doc == documents``: all of them), from two 8-byte reads of the
+        ``.idx`` (its document index, then that sequence's pointer): planning a mix never loads a whole index."""
+        if doc >= self.documents:
             return self.tokens
-        return int(self.index.sequence_pointers[seq]) // self.dtype.itemsize
+        s = self.sequences
+        seq = int(np.frombuffer(self._idx_bytes(HEADER_BYTES + 12 * s + 8 * doc, 8), np.int64)[0])
+        if seq >= s:
+            return self.tokens
+        pointer = int(np.frombuffer(self._idx_bytes(HEADER_BYTES + 4 * s + 8 * seq, 8), np.int64)[0])
+        return pointer // self.dtype.itemsize
+
+    def _idx_bytes(self, offset: int, n: int) -> bytes:
+        if is_remote(self.idx):
+            with default().open_random(self.idx) as f:
+                return bytes(f.read_at(n, offset))
+        with open(self.idx, "rb") as f:
+            f.seek(offset)
+            return f.read(n)
 
     @functools.cached_property
     def doc_tokens(self) -> np.ndarray:

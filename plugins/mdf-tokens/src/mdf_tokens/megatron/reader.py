@@ -167,11 +167,12 @@ class MegatronReader(Reader):
         return pa.schema(fields)
 
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        sources, schema = self.sources(), self.schema([])
+        schema, quotas = self.schema([]), self.quotas() if self.mixing else []
+        # this shard's own copies of the files: what it loads (indexes, maps) goes when it ends
+        sources = [Source(s.name, s.weight, [f.fresh() for f in s.files]) for s in self.sources()]
         if self.mixing:
-            plan = shard_plan(
-                sources, self.quotas(), self.shard_count(), int(shard.start or 0), self.window(), self.params.seed
-            )
+            k, seed = int(shard.start or 0), self.params.seed
+            plan = shard_plan(sources, quotas, self.shard_count(), k, self.window(), seed)
         else:
             f = next(f for f in sources[0].files if f.idx == shard.path)
             plan = ShardPlan(
