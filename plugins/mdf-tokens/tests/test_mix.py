@@ -169,3 +169,24 @@ def test_a_reader_keeps_no_index_after_a_shard(sources):
         assert sum(len(b) for b in reader.read(shard, 500)) > 0
     files = [f for s in reader.sources() for f in s.files]
     assert all(f._index is None and "doc_tokens" not in f.__dict__ and "bounds" not in f.__dict__ for f in files)
+
+
+def test_resume_refuses_a_mix_whose_source_changed(tmp_path: Path, sources):
+    """Every file of every source is in the run's fingerprint (``Reader.input_files``), not only the file each shard
+    names. Seen red with the fingerprint taken from the shards' paths (the rewritten code file went unnoticed)."""
+    import json
+    import shutil
+
+    from token_helpers import run_mdf
+
+    root, _ = sources
+    src = tmp_path / "src"
+    shutil.copytree(root, src)
+    recipe = mix_recipe(src, tmp_path / "out", max_tokens=100_000)
+    path = tmp_path / "mix.json"
+    path.write_text(json.dumps(recipe))
+    assert run_mdf("run", "-q", str(path)).returncode == 0
+    with open(src / "code" / "part-002.bin", "ab") as f:
+        f.write(b"\0\0\0\0")
+    again = run_mdf("run", "-q", "--resume", str(path))
+    assert again.returncode == 2 and "part-002.bin" in again.stderr, again.stderr
