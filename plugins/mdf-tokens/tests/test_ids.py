@@ -47,7 +47,8 @@ def test_ids_equal_encode_batch_on_every_real_text(name: str, special: bool, tex
         chunk = [t[:CAP] for t in texts[at : at + CHUNK]]
         expected = ref.encode_batch(chunk, add_special_tokens=special)
         got, counts, stats = ours.encode(pa.array(chunk), add_special_tokens=special)
-        assert stats["null"] == stats["empty"] == 0
+        # a text encode_batch gives no id (BERT's normalizer drops all of it) is one the kernel counts as empty
+        assert stats["null"] == 0 and stats["empty"] == sum(not e.ids for e in expected)
         offsets = got.offsets.to_numpy()
         values = got.values.to_numpy()
         for i, enc in enumerate(expected):
