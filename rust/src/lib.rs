@@ -23,6 +23,8 @@ pub mod sort_pairs;
 pub mod sorted_keys;
 pub mod text;
 pub mod tokens;
+pub mod tokens_bpe;
+pub mod tokens_fast;
 pub mod unionfind;
 pub mod url;
 pub mod warc;

@@ -26,9 +26,10 @@ pub struct TextTokenizer {
 #[pymethods]
 impl TextTokenizer {
     #[new]
-    fn new(py: Python<'_>, path: &str) -> PyResult<Self> {
+    #[pyo3(signature = (path, fast=true))]
+    fn new(py: Python<'_>, path: &str, fast: bool) -> PyResult<Self> {
         let path = path.to_owned();
-        let inner = run(py, "TextTokenizer", move || Kernel::from_file(&path))?;
+        let inner = run(py, "TextTokenizer", move || Kernel::from_file(&path, fast))?;
         Ok(Self {
             inner: Arc::new(inner),
         })
@@ -38,6 +39,12 @@ impl TextTokenizer {
     #[getter]
     fn vocab_size(&self) -> usize {
         self.inner.vocab_size()
+    }
+
+    /// True when texts are encoded by the kernel's byte-level BPE path (same ids, less work), not the crate's.
+    #[getter]
+    fn fast(&self) -> bool {
+        self.inner.is_fast()
     }
 
     /// One more than the largest id the tokenizer can give.

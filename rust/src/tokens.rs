@@ -1,15 +1,14 @@
-//! Tokenizing a text column with a Hugging Face `tokenizer.json`, through the `tokenizers` crate (the
-//! library behind the Python package, so the ids are the ones `Tokenizer.encode_batch` gives).
+//! Tokenizing a text column with a Hugging Face `tokenizer.json`, through the `tokenizers` crate (the library
+//! behind the Python package, so the ids are the ones `Tokenizer.encode_batch` gives).
 //!
-//! A batch's rows are encoded on the kernel pool (one `encode_fast` per row: the same normalizer,
-//! pre-tokenizer, model and post-processor as `encode_batch`, without the offsets nobody reads
-//! here), then framed (optional BOS / EOS ids) and cut to `max_tokens` (truncated, or split into
-//! pieces that are each framed). The result is one flat `u32` buffer with row offsets: an Arrow
-//! `list<uint32>` without a copy per row on the Python side.
+//! A batch's rows are encoded on the kernel pool (byte-level BPE files by `tokens_fast`, others by one `encode_fast`
+//! per row: the same normalizer, pre-tokenizer, model and post-processor as `encode_batch`, without offsets), then
+//! framed (optional BOS / EOS ids) and cut to `max_tokens` (truncated, or split into pieces that are each framed).
+//! The result is one flat `u32` buffer with row offsets: an Arrow `list<uint32>` without a copy per row in Python.
 //!
-//! Padding and truncation settings stored in the file are switched off: padding would make a row's
-//! ids depend on its batch, and a file's truncation (BERT's 512) would cut documents silently;
-//! `max_tokens` is the one length rule, counted.
+//! Padding and truncation settings stored in the file are switched off: padding would make a row's ids depend on
+//! its batch, and a file's truncation (BERT's 512) would cut documents silently; `max_tokens` is the one length
+//! rule, counted.
 
 use std::borrow::Cow;
 
@@ -17,6 +16,7 @@ use tokenizers::Tokenizer;
 
 use crate::columns::BytesColumn;
 use crate::error::{KResult, KernelError};
+use crate::tokens_fast::FastBpe;
 
 /// What to do with a document longer than `max_tokens` (framing tokens included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +85,8 @@ pub struct Encoded {
 /// A loaded `tokenizer.json`, shared by every thread that encodes with it.
 pub struct TextTokenizer {
     inner: Tokenizer,
+    /// Byte-level BPE files are encoded by `tokens_fast` (same ids, without the crate's per-piece bookkeeping).
+    fast: Option<FastBpe>,
 }
 
 fn load_error(what: &str, e: impl std::fmt::Display) -> KernelError {
@@ -96,21 +98,33 @@ fn load_error(what: &str, e: impl std::fmt::Display) -> KernelError {
 
 impl TextTokenizer {
     /// Load from a `tokenizer.json` file.
-    pub fn from_file(path: &str) -> KResult<Self> {
+    pub fn from_file(path: &str, fast: bool) -> KResult<Self> {
         let bytes = std::fs::read(path)
             .map_err(|e| KernelError::value(format!("cannot read {path:?}: {e}")))?;
-        Self::from_bytes(&bytes)
+        Self::from_bytes(&bytes, fast)
             .map_err(|e| KernelError::value(format!("{path:?}: {}", e.message())))
     }
 
-    /// Load from the text of a `tokenizer.json`.
-    pub fn from_bytes(json: &[u8]) -> KResult<Self> {
+    /// Load from the text of a `tokenizer.json`; `fast`: encode byte-level BPE files with `tokens_fast`.
+    pub fn from_bytes(json: &[u8], fast: bool) -> KResult<Self> {
         let mut inner = Tokenizer::from_bytes(json).map_err(|e| load_error("the file", e))?;
         inner.with_padding(None);
         inner
             .with_truncation(None)
             .map_err(|e| load_error("the file", e))?;
-        Ok(Self { inner })
+        let fast = if fast {
+            serde_json::from_slice::<serde_json::Value>(json)
+                .ok()
+                .and_then(|v| FastBpe::from_json(&v, &inner))
+        } else {
+            None
+        };
+        Ok(Self { inner, fast })
+    }
+
+    /// Whether this tokenizer's texts go through `tokens_fast`.
+    pub fn is_fast(&self) -> bool {
+        self.fast.is_some()
     }
 
     /// Vocabulary size, added tokens included (the largest id + 1 for the usual files).
@@ -138,6 +152,11 @@ impl TextTokenizer {
 
     /// The ids `encode_batch([text], add_special_tokens)` gives for one text.
     pub fn encode_text(&self, text: &str, add_special_tokens: bool) -> KResult<Vec<u32>> {
+        if let Some(fast) = &self.fast {
+            let mut out = Vec::new();
+            fast.encode(&self.inner, text, add_special_tokens, &mut out);
+            return Ok(out);
+        }
         let enc = self
             .inner
             .encode_fast(text, add_special_tokens)
@@ -280,8 +299,7 @@ mod tests {
     use super::*;
     use arrow_array::{Array, StringArray};
 
-    /// A WordLevel tokenizer over a few words, split on whitespace: small enough to write inline,
-    /// and every id is predictable.
+    /// A WordLevel tokenizer over a few words, split on whitespace: written inline, every id predictable.
     const WORDS: &str = r#"{
       "version": "1.0", "truncation": {"direction": "Right", "max_length": 2, "strategy": "LongestFirst", "stride": 0},
       "padding": null,
@@ -298,7 +316,7 @@ mod tests {
     }"#;
 
     fn tok() -> TextTokenizer {
-        TextTokenizer::from_bytes(WORDS.as_bytes()).unwrap()
+        TextTokenizer::from_bytes(WORDS.as_bytes(), true).unwrap()
     }
 
     fn column(texts: &[Option<&str>]) -> BytesColumn {
@@ -369,12 +387,13 @@ mod tests {
 
     #[test]
     fn a_damaged_file_is_a_value_error() {
-        let err = TextTokenizer::from_bytes(b"{\"version\": ").err().unwrap();
+        let err = TextTokenizer::from_bytes(b"{\"version\": ", true)
+            .err()
+            .unwrap();
         assert!(
             err.message().contains("not a Hugging Face tokenizer.json"),
             "{err}"
         );
-        assert_eq!(tok().id_bound(), 8);
-        assert_eq!(tok().token_to_id("</s>"), Some(2));
+        assert_eq!((tok().id_bound(), tok().token_to_id("</s>")), (8, Some(2)));
     }
 }

@@ -1,8 +1,10 @@
 """The kernel's ids equal Hugging Face ``tokenizers``' own ``encode_batch`` on the real texts of ``../shared/data``.
 
 Four tokenizers trained here with the ``tokenizers`` library: GPT-2's byte-level BPE, a BPE behind Llama 3's
-pre-tokenizer regex (the kernel runs regexes through fancy-regex, the Python wheel through Oniguruma: this is where
-they could part), BERT's WordPiece with its ``[CLS] ... [SEP]`` template, and a SentencePiece-style Unigram. Every
+pre-tokenizer regex with ``ignore_merges`` (the kernel runs regexes through fancy-regex, the Python wheel through
+Oniguruma: this is where they could part), both encoded by the kernel's own byte-level path (``tokens_fast.rs``),
+and, through the crate's ``encode``, BERT's WordPiece with its ``[CLS] ... [SEP]`` template and a SentencePiece-style
+Unigram. Every
 text (article bodies and each of their paragraphs, evaluation snippets, Readability's expected articles, their lines
 and metadata, and every raw page as crawled: 17,610 texts, all 6,025 non-ASCII ones of the set among them) is
 compared id for id, each up to its first 5,000 characters (8.0 M characters in all; every text whole, 131 M
@@ -23,6 +25,7 @@ tokenizers = pytest.importorskip("tokenizers", reason="the reference ids come fr
 
 CHUNK = 500
 CAP = 5_000
+FAST = ("bytelevel_bpe", "llama3_regex_bpe")
 
 
 def test_the_set_is_big_and_multilingual(texts: list[str]):
@@ -42,6 +45,7 @@ def test_ids_equal_encode_batch_on_every_real_text(name: str, special: bool, tex
     path: Path = tokenizers_dir[name]
     ref = tokenizers.Tokenizer.from_file(str(path))
     ours = mdf_kernels.TextTokenizer(str(path))
+    assert ours.fast == (name in FAST)  # the byte-level BPEs take the kernel's own path, the others the crate's
     mismatched = []
     for at in range(0, len(texts), CHUNK):
         chunk = [t[:CAP] for t in texts[at : at + CHUNK]]

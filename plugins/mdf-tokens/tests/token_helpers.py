@@ -94,7 +94,7 @@ def train_tokenizers(texts: list[str], folder: Path) -> dict[str, Path]:
         r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
         r"|\s+(?!\S)|\s+"
     )
-    split = Tokenizer(models.BPE())
+    split = Tokenizer(models.BPE(ignore_merges=True))  # as Llama 3's file has it: a piece in the vocabulary is one id
     split.pre_tokenizer = pre_tokenizers.Sequence(
         [
             pre_tokenizers.Split(Regex(llama), behavior="isolated"),

@@ -596,9 +596,15 @@ class TextTokenizer:
 
     :param path: the ``tokenizer.json``. ``ValueError`` (message naming the path) when it cannot be read or is not
         a tokenizer file (not JSON, or JSON of another shape).
+    :param fast: encode byte-level BPE files (GPT-2's scheme, Llama 3's regex then byte level) with the kernel's
+        own pre-tokenizer and merges, the same ids without the crate's per-piece offsets and strings; other files,
+        and ``fast=False``, go through the crate's ``encode``.
     """
 
-    def __new__(cls, path: str) -> TextTokenizer: ...
+    def __new__(cls, path: str, fast: bool = True) -> TextTokenizer: ...
+    @property
+    def fast(self) -> bool:
+        """True when :meth:`encode` takes the kernel's byte-level BPE path."""
     @property
     def vocab_size(self) -> int:
         """Tokens in the vocabulary, added tokens included."""

@@ -4,7 +4,10 @@ The ids are the ones the ``tokenizers`` Python package's ``Tokenizer.encode_batc
 (the kernel is the same library, the ``tokenizers`` crate): ``tests/test_ids.py`` checks every id on more than
 10,000 real texts for a byte-level BPE, a WordPiece and a Unigram tokenizer trained at test time. The text column
 reaches Rust through the Arrow C data interface (no copy), the batch is encoded without the GIL on the kernel pool
-(``MDF_NUM_THREADS``), and the ids come back as one Arrow ``list<uint32>`` (no Python object per id).
+(``MDF_NUM_THREADS``), and the ids come back as one Arrow ``list<uint32>`` (no Python object per id). Byte-level
+BPE files (GPT-2's scheme, Llama 3's regex then byte level) take the kernel's own path: the crate splits out added
+tokens and normalizes, the pieces' ids come from the file's merges without the crate's per-piece offsets and
+strings (``rust/src/tokens_fast.rs``); other models (WordPiece, Unigram, ...) go through the crate's ``encode``.
 
 Written: ``tokens`` (``list<uint32>``, metadata ``mdf.token_dtype``: the Megatron dtype the vocabulary fits) and
 ``n_tokens`` (int64). Options: ``add_bos`` / ``add_eos`` (a token string or an id, checked against the vocabulary
