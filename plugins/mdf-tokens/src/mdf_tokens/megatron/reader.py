@@ -112,10 +112,12 @@ class MegatronReader(Reader):
         n = self.shard_count()
         quotas = self.quotas()
         out = []
+        width = max((f.dtype.itemsize for s in sources for f in s.files), default=4)
         for k in range(n):
             first = next((s.files[0].idx for s in sources if s.files), "")
             rows = sum(_estimate_docs(s, q[k], n, k) for s, q in zip(sources, quotas, strict=True))
-            out.append(Shard(f"mix-{k:05d}", first, 0, start=k, stop=k + 1, rows=rows))
+            size = sum(q[k] for q in quotas) * width  # the bytes of .bin it reads (for the batch-size planner)
+            out.append(Shard(f"mix-{k:05d}", first, size, start=k, stop=k + 1, rows=rows))
         for s, q in zip(sources, quotas, strict=True):
             budget = sum(q)
             LOG.info(
