@@ -185,3 +185,22 @@ def test_run_writes_megatron_shards_that_read_back(tmp_path: Path, small_tokeniz
     assert counters["tokens"] == sum(map(len, _ids(small_tokenizer, texts)))
     assert pq.read_table(src).num_rows == counters["documents"]
     assert np.fromfile(tmp_path / "out" / "a.bin", np.uint16).size == counters["tokens"]
+
+
+def test_resume_refuses_a_tokenizer_that_changed_since_the_run_began(tmp_path: Path, small_tokenizer):
+    """``tokenizer:`` is an ``mdf.InputFile``, so ``run.json`` keeps what the file held when the run began and
+    ``--resume`` with another tokenizer.json under the same path is exit 2 naming the key and the file (one output
+    of two vocabularies otherwise). Seen red with ``tokenizer: str``: the resume ran, exit 0, nothing on stderr."""
+    import shutil
+
+    src = write_parquet(tmp_path / "in" / "a.parquet", [t for t in TEXTS if t] * 5)
+    tok = tmp_path / "tokenizer.json"
+    shutil.copy(small_tokenizer, tok)
+    recipe = _recipe(tmp_path, src, tokenizer=str(tok))
+    assert run_mdf("run", "-q", str(recipe)).returncode == 0
+    other = json.loads(tok.read_text())
+    other["model"]["vocab"] = {k: (v + 1) % len(other["model"]["vocab"]) for k, v in other["model"]["vocab"].items()}
+    tok.write_text(json.dumps(other))
+    again = run_mdf("run", "-q", "--resume", str(recipe))
+    line = again.stderr.strip().splitlines()[-1]
+    assert again.returncode == 2 and "stages[0].operators[0].tokenizer" in line and str(tok) in line, again.stderr

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, model_validator
 
-from mdf import KERNELS, REASON, Params, Refiner, as_numpy, with_columns
+from mdf import KERNELS, REASON, InputFile, Params, Refiner, as_numpy, with_columns
 from mdf_tokens.megatron.format import token_dtype
 from mdf_tokens.ops.stats import count_tokens
 from mdf_tokens.schema import DTYPE_KEY, N_TOKENS, SEQUENCES, TOKENS
@@ -51,7 +51,7 @@ class Tokenize(Refiner):
     writes: ClassVar[dict[str, str] | None] = {"output": "list", "count_output": "integer"}
 
     class Params(Params):
-        tokenizer: str = Field(
+        tokenizer: InputFile = Field(
             description="a Hugging Face tokenizer.json: a path, or a URL (s3://, https://) fetched once per machine "
             "into the cache; loaded and checked at validate time"
         )
