@@ -228,7 +228,7 @@ def main() -> None:
 
 def check_ids() -> None:
     """The kernel's ids against tokenizers' encode_batch on every text of ../shared/data, whole (131 M characters:
-    the tests compare each text's first 10,000 characters), with the tests' four tokenizers."""
+    the tests compare each text's first 5,000 characters), with the tests' four tokenizers."""
     import numpy as np
     from tokenizers import Tokenizer
 
