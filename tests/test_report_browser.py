@@ -22,7 +22,7 @@ from .conftest import ROOT, run_mdf
 BINARY = chromium()
 pytestmark = pytest.mark.skipif(BINARY is None, reason="no chromium on PATH (nox -s report installs Debian's)")
 
-SECTIONS = ["summary", "funnel", "throughput", "latency", "bottleneck", "key-state", "shards", "recipe",
+SECTIONS = ["summary", "funnel", "counters", "throughput", "latency", "bottleneck", "key-state", "shards", "recipe",
             "batch-size", "projection"]  # fmt: skip
 SHOTS = Path(os.environ.get("MDF_REPORT_SHOTS", ROOT / "build" / "report-screenshots"))
 PAYLOADS = [

@@ -22,6 +22,9 @@ pub mod recycle;
 pub mod sort_pairs;
 pub mod sorted_keys;
 pub mod text;
+pub mod tokens;
+pub mod tokens_bpe;
+pub mod tokens_fast;
 pub mod unionfind;
 pub mod url;
 pub mod warc;
@@ -35,6 +38,7 @@ mod py_merge;
 mod py_near;
 mod py_sets;
 mod py_text;
+mod py_tokens;
 mod py_warc;
 
 use pyo3::prelude::*;
@@ -306,6 +310,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ENV_NUM_THREADS", pool::ENV_VAR)?;
     py_image::register(m)?;
     py_text::register(m)?;
+    py_tokens::register(m)?;
     py_html::register(m)?;
     py_fasttext::register(m)?;
     py_warc::register(m)?;

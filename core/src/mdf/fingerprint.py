@@ -50,7 +50,7 @@ class Fingerprint:
         for role, path in output_dirs(plan.recipe):
             recipe[role]["path"] = path if is_remote(path) else os.path.abspath(path)
         inputs = []
-        for path in dict.fromkeys(s.path for s in plan.shards):
+        for path in dict.fromkeys(plan.reader.input_files(plan.shards)):
             try:
                 inputs.append([redact_url(path), *file_info(path)])
             except (OSError, StorageError):

@@ -170,7 +170,7 @@ def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
     resume = bool(plan.recipe.executor.resume)
     if resume and overwrite:
         raise RecipeError("--resume and --overwrite exclude each other; pick one")
-    check_inputs(output_dirs(plan.recipe), [s.path for s in plan.shards])
+    check_inputs(output_dirs(plan.recipe), plan.reader.input_files(plan.shards))
     fp = Fingerprint.of(plan)
     owned = OwnedRun(plan, [], fp, resumed=False, suffixes=part_suffixes(plan.recipe, plan.plugins))
     try:

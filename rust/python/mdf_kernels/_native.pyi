@@ -41,6 +41,7 @@ __all__ = [
     "KeySet128",
     "NearIndex",
     "SortedKeys",
+    "TextTokenizer",
     "WarcScanner",
     "c4_quality",
     "domain_blocked",
@@ -585,6 +586,55 @@ class FastTextModel:
             reports; 0 where it did not return the label: hierarchical softmax drops paths below 1e-5) and the
             index of the most probable label (fastText's first prediction). Null where the line is null or has
             no feature at all (fastText returns no prediction then).
+        """
+
+@final
+class TextTokenizer:
+    """A Hugging Face ``tokenizer.json`` loaded by the ``tokenizers`` crate (the library its Python package wraps),
+    once; share one per process between threads (it is immutable). The file's padding and truncation settings are
+    switched off (padding would make ids depend on the batch; truncation would cut documents silently).
+
+    :param path: the ``tokenizer.json``. ``ValueError`` (message naming the path) when it cannot be read or is not
+        a tokenizer file (not JSON, or JSON of another shape).
+    :param fast: encode byte-level BPE files (GPT-2's scheme, Llama 3's regex then byte level) with the kernel's
+        own pre-tokenizer and merges, the same ids without the crate's per-piece offsets and strings; other files,
+        and ``fast=False``, go through the crate's ``encode``.
+    """
+
+    def __new__(cls, path: str, fast: bool = True) -> TextTokenizer: ...
+    @property
+    def fast(self) -> bool:
+        """True when :meth:`encode` takes the kernel's byte-level BPE path."""
+    @property
+    def vocab_size(self) -> int:
+        """Tokens in the vocabulary, added tokens included."""
+    @property
+    def id_bound(self) -> int:
+        """One more than the largest id in the vocabulary (added tokens included)."""
+    def token_to_id(self, token: str) -> int | None:
+        """The id of a token (added tokens included), None when the vocabulary lacks it."""
+    def id_to_token(self, id: int) -> str | None:
+        """The token of an id, None when there is none."""
+    def encode(
+        self,
+        texts: _ArrayLike,
+        add_special_tokens: bool = True,
+        bos: int | None = None,
+        eos: int | None = None,
+        max_tokens: int | None = None,
+        split: bool = False,
+    ) -> tuple[pa.ListArray, pa.Int64Array, dict[str, int]]:
+        """Every text's ids, on the kernel pool without the GIL: for a non-empty text, the ids
+        ``Tokenizer.encode_batch([text], add_special_tokens)`` of the Python package gives, then ``bos`` before and
+        ``eos`` after. A null or empty text (or one that gives no id at all) gives no id, not even BOS/EOS.
+
+        :param texts: string or large_string column, read in place.
+        :param max_tokens: most ids per row, BOS/EOS included (ValueError if they leave no room): a longer row
+            keeps its first ids (``split=False``), or is cut into pieces of ``max_tokens - framing`` ids, each
+            framed, one after the other in the row (``split=True``: every piece but the last is ``max_tokens``).
+        :returns: ``list<uint32>`` ids (never null; ``large_list`` past 2**31 ids in one call), int64 ids per row,
+            and counts: ``null``, ``empty``, ``truncated``, ``tokens_cut`` (ids truncation removed), ``split``,
+            ``pieces`` (of the split rows), ``invalid_utf8`` (rows decoded with U+FFFD replacement).
         """
 
 @final

@@ -131,6 +131,11 @@ class Reader(Component):
         Damage (a stream cut short, a page that fails to decode) is not an exception: yield the rows read
         before it, then :func:`damaged_input_batch`, and stop reading the shard."""
 
+    def input_files(self, shards: list[Shard]) -> list[str]:
+        """Every file the run reads: fingerprinted for ``--resume`` and checked to lie outside the outputs. The
+        shards' own files unless a shard reads more than its ``path`` (a mix of sources draws on many files)."""
+        return [s.path for s in shards]
+
     def schema(self, shards: list[Shard]) -> pa.Schema | None:
         """The schema the batches will have, read cheaply (footers, a sample), so operators' declared columns
         are checked before any work; ``None`` when the reader cannot tell (the check is then skipped)."""

@@ -19,6 +19,7 @@ from mdf.metrics import RunMetrics
 SECTIONS = (
     ("summary", "Summary"),
     ("funnel", "Funnel"),
+    ("counters", "Counters"),
     ("throughput", "Throughput"),
     ("latency", "Latency"),
     ("bottleneck", "Bottleneck"),
@@ -81,7 +82,7 @@ def _as_written(output: Path) -> bool:
 
 def render(m: RunMetrics) -> str:
     """The page for a run's metrics (with sample rejected rows when the rejected output is still there)."""
-    from mdf.report import scale, sections
+    from mdf.report import counters, scale, sections
     from mdf.report.html import page
     from mdf.report.samples import rejected_samples
 
@@ -90,6 +91,7 @@ def render(m: RunMetrics) -> str:
     body = {
         "summary": sections.summary(m),
         "funnel": sections.funnel(m, samples),
+        "counters": counters.counters(m),
         "throughput": sections.throughput(m),
         "latency": sections.latency(m),
         "bottleneck": scale.bottleneck(m),

@@ -13,7 +13,7 @@ Modules: :mod:`~mdf.storage.fs` (the layer), :mod:`~mdf.storage.retry` (backoff,
 :mod:`~mdf.storage.config` (the recipe's ``storage:`` block), :mod:`~mdf.storage.redact` (credentials out of every
 URL mdf writes down), :mod:`~mdf.storage.lock` (a run's lock object on
 S3), :mod:`~mdf.storage.publish` (how a run's output appears on S3), :mod:`~mdf.storage.commoncrawl`
-(``warc.paths.gz`` listings).
+(``warc.paths.gz`` listings), :mod:`~mdf.storage.cache` (models and tokenizers named by URL, fetched once per machine).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from mdf.lazy import exports as _lazy_exports
 # Imported on first use: every run expands its input paths through this package, and the S3 side (pyarrow.fs,
 # ssl, the retry policy) costs ~20 ms of start-up that a run over local files never needs.
 _EXPORTS = {
+    "FetchError": "mdf.storage.cache",
+    "local_copy": "mdf.storage.cache",
     "CommonCrawlListing": "mdf.storage.commoncrawl",
     "commoncrawl_urls": "mdf.storage.commoncrawl",
     "S3Settings": "mdf.storage.config",
@@ -51,6 +53,7 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from mdf.storage.cache import FetchError, local_copy
     from mdf.storage.commoncrawl import CommonCrawlListing, commoncrawl_urls
     from mdf.storage.config import S3Settings, StorageSettings, parse_storage
     from mdf.storage.errors import LockHeld, ObjectNotFound, StorageError
@@ -64,6 +67,7 @@ __getattr__ = _lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "CommonCrawlListing",
+    "FetchError",
     "LockHeld",
     "ObjectInfo",
     "ObjectNotFound",
@@ -82,6 +86,7 @@ __all__ = [
     "is_transient",
     "join",
     "literal_prefix",
+    "local_copy",
     "parse_storage",
     "redact_text",
     "redact_url",

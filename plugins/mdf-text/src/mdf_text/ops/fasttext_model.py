@@ -17,14 +17,10 @@ dense matrices in place, so the processes of a machine share the file's pages to
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
-import shutil
 import struct
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from mdf.storage import is_remote
@@ -120,42 +116,16 @@ def _key(path: str) -> tuple[str, int, int]:
 
 def local_model(path: str) -> str:
     """``path`` itself, or for a URL (``s3://``, ``https://``, any protocol :mod:`mdf.storage` reads) a copy in
-    this machine's cache (``$MDF_CACHE_DIR/models``, else ``~/.cache/mdf/models``), fetched once per machine.
-
-    A model is memory-mapped (the native engine) or read whole (fastText's binding), both from a local file, so a
-    model named by URL is copied first: streamed by ranged requests, written beside its place and renamed, under
-    a file lock, so the processes of one machine (inline threads, Ray replicas) fetch it once. The copy is named
-    after the URL, size and modification time: a rewritten object is fetched again."""
+    this machine's cache (``$MDF_CACHE_DIR/models``, else ``~/.cache/mdf/models``), fetched once per machine by
+    :func:`mdf.storage.local_copy` (a rewritten object is fetched again)."""
     if not is_remote(path):
         return path
-    from mdf.storage import StorageError, default
+    from mdf.storage import FetchError, local_copy
 
-    storage = default()
     try:
-        info = storage.info(path)
-    except StorageError as exc:
-        raise ModelFileError(f"cannot read the model {path!r}: {exc}; check the URL and the credentials") from None
-    digest = hashlib.sha256(f"{path}\0{info.size}\0{info.mtime_ns}".encode()).hexdigest()[:16]
-    folder = Path(os.environ.get("MDF_CACHE_DIR") or Path.home() / ".cache" / "mdf") / "models"
-    target = folder / f"{digest}-{os.path.basename(path.rstrip('/')) or 'model'}"
-    if target.is_file() and target.stat().st_size == info.size:
-        return str(target)
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process of this machine may be fetching it: wait for it
-        if not (target.is_file() and target.stat().st_size == info.size):
-            tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-            try:
-                with storage.open_input(path, size=info.size) as src, open(tmp, "wb") as dst:
-                    shutil.copyfileobj(src, dst, _CHUNK)
-                if tmp.stat().st_size != info.size:
-                    raise ModelFileError(f"{path!r}: fetched {tmp.stat().st_size} of {info.size} bytes")
-                os.replace(tmp, target)
-            except StorageError as exc:
-                raise ModelFileError(f"cannot read the model {path!r}: {exc}") from None
-            finally:
-                tmp.unlink(missing_ok=True)
-    return str(target)
+        return local_copy(path, "models")
+    except FetchError as exc:
+        raise ModelFileError(f"cannot read the model {path!r}: {exc.message}") from None
 
 
 def header(path: str) -> ModelHeader:
