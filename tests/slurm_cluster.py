@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 import os
 import re
 import secrets
@@ -270,6 +271,22 @@ PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=
     def mdf(self, *args: str, timeout_s: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         """``mdf ARGS`` on the login node."""
         return self.login(str(Path(sys.executable).with_name("mdf")), *args, timeout_s=timeout_s, env=env)
+
+    def submit(self, *args: str, cwd: Path | None = None) -> Path:
+        """``mdf slurm run ARGS`` on the login node; the run folder it printed (asserts it submitted)."""
+        out = self.login(str(Path(sys.executable).with_name("mdf")), "slurm", "run", *args, cwd=cwd)
+        assert out.returncode == 0, out.stderr[-3000:]
+        follow = [line for line in out.stdout.splitlines() if line.startswith("follow it: mdf slurm status ")]
+        assert follow, out.stdout
+        folder = Path(follow[-1].rsplit(" ", 1)[1])
+        return folder if folder.is_absolute() else (cwd or Path.cwd()) / folder
+
+    def wait_run(self, folder: Path, timeout_s: float = 900) -> dict[str, Any]:
+        """Until every job of the run in ``folder`` (arrays, finalize) has left the queue; its ``run.json``."""
+        run = json.loads((folder / "run.json").read_text())
+        for job in [*run["jobs"], *([run["finalize"]] if run.get("finalize") else [])]:
+            self.wait_job(job, timeout_s)
+        return dict(run)
 
     def wait_job(self, job: str, timeout_s: float = 600) -> None:
         """Until job ``job`` (all of an array's tasks) has left the queue."""

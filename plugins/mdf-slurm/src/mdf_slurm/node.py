@@ -1,0 +1,132 @@
+"""What an allocation-mode job runs on its nodes: ``python -m mdf_slurm.node ip | head | worker | wait``.
+
+* ``ip``: this node's address on the cluster network, the one Slurm itself reaches it by (the node's
+  ``NodeAddr``, resolved), so Ray's head is reachable from every node of the allocation; Ray's own guess (the
+  route to 8.8.8.8) names the wrong interface, or none, on compute nodes without a default route.
+* ``head`` / ``worker``: ``ray start --block`` with what Slurm gave this node: ``--num-cpus`` its
+  ``SLURM_CPUS_ON_NODE``, a temp folder of its own (``$TMPDIR/mdf-ray-<job>-<node>``: compute nodes that share
+  ``/tmp`` over a network file system, or one machine hosting several test nodes, never mix two nodes' sockets),
+  no dashboard, no usage stats. ``--block`` keeps every Ray process a child of the ``srun`` step, so Slurm
+  tracks them and ends them with the job, and a SIGTERM (the job script's end) shuts the node down cleanly.
+* ``wait``: until the head's GCS answers and ``--nodes`` nodes are alive, polling (no fixed sleep); fails in one
+  line after ``--timeout`` seconds or as soon as a Ray step exited (``--step-pid``), and prints how long after
+  the job's start (``MDF_SLURM_STARTED``) Ray was ready.
+
+Ray is imported only by ``wait`` (the others exec ``ray``), so a node's start costs no Ray import of ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PREFIX = "mdf-slurm:"
+RAY_PORT = 6379
+
+
+def node_address() -> str:
+    """The address Slurm reaches this node by (``NodeAddr`` of ``SLURMD_NODENAME``), as an IP."""
+    name = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+    out = subprocess.run(["scontrol", "show", "node", "-o", name], capture_output=True, text=True, timeout=60)
+    found = re.search(r"\bNodeAddr=(\S+)", out.stdout)
+    addr = found.group(1) if found else name
+    return socket.gethostbyname(addr)
+
+
+def _ray_start(args: list[str], extra: str) -> None:
+    job, node = os.environ.get("SLURM_JOB_ID", "nojob"), os.environ.get("SLURMD_NODENAME", socket.gethostname())
+    tmp = Path(os.environ.get("TMPDIR") or "/tmp") / f"mdf-ray-{job}-{node}"
+    tmp.mkdir(parents=True, exist_ok=True)
+    cpus = os.environ.get("SLURM_CPUS_ON_NODE") or str(os.cpu_count() or 1)
+    ray = str(Path(sys.executable).with_name("ray"))
+    cmd = [ray, "start", "--block", *args, "--node-ip-address", node_address(), "--num-cpus", cpus,
+           "--disable-usage-stats", *extra.split()]  # fmt: skip
+    env = {**os.environ, "RAY_TMPDIR": str(tmp), "RAY_USAGE_STATS_ENABLED": "0"}
+    print(f"{PREFIX} {node}: {' '.join(cmd)}", flush=True)
+    os.execve(ray, cmd, env)
+
+
+def _alive(pids: list[int]) -> list[int]:
+    return [p for p in pids if os.path.exists(f"/proc/{p}") and _state(p) != "Z"]
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"
+
+
+def wait(address: str, nodes: int, timeout_s: float, step_pids: list[int]) -> int:
+    """Until ``nodes`` Ray nodes are alive at ``address``; 0, or 1 with one line saying why not."""
+    began = time.monotonic()
+    host, port = address.rsplit(":", 1)
+
+    def failed(why: str) -> int:
+        print(f"{PREFIX} error: Ray did not come up: {why}", file=sys.stderr, flush=True)
+        return 1
+
+    while True:  # the head's GCS port first: cheap, and ray.init would wait out its own long timeout
+        if len(_alive(step_pids)) < len(step_pids):
+            return failed("a `ray start` step exited (its lines above say why)")
+        try:
+            socket.create_connection((host, int(port)), timeout=1).close()
+            break
+        except OSError:
+            if time.monotonic() - began > timeout_s:
+                return failed(f"nothing listens at {address} after {timeout_s:.0f} s")
+            time.sleep(0.1)
+    import ray
+
+    ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+    try:
+        while (alive := sum(1 for n in ray.nodes() if n.get("Alive"))) < nodes:
+            if len(_alive(step_pids)) < len(step_pids):
+                return failed(f"a `ray start` step exited with {alive} of {nodes} nodes joined")
+            if time.monotonic() - began > timeout_s:
+                return failed(f"{alive} of {nodes} nodes joined after {timeout_s:.0f} s")
+            time.sleep(0.2)
+        cpus = ray.cluster_resources().get("CPU", 0)
+    finally:
+        ray.shutdown()
+    started = float(os.environ.get("MDF_SLURM_STARTED", "nan"))
+    print(f"{PREFIX} Ray ready at {address}: {nodes} node(s), {cpus:g} CPUs, {time.time() - started:.1f} s after "
+          "the job started", flush=True)  # fmt: skip
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m mdf_slurm.node", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    sub.add_parser("ip")
+    head = sub.add_parser("head")
+    head.add_argument("--port", type=int, default=RAY_PORT)
+    head.add_argument("--ray-start-args", default="")
+    worker = sub.add_parser("worker")
+    worker.add_argument("--address", required=True)
+    worker.add_argument("--ray-start-args", default="")
+    w = sub.add_parser("wait")
+    w.add_argument("--address", required=True)
+    w.add_argument("--nodes", type=int, required=True)
+    w.add_argument("--timeout", type=float, default=300.0)
+    w.add_argument("--step-pid", type=int, action="append", default=[])
+    args = ap.parse_args(argv)
+    if args.what == "ip":
+        print(node_address())
+    elif args.what == "head":
+        _ray_start(["--head", "--port", str(args.port), "--include-dashboard", "false"], args.ray_start_args)
+    elif args.what == "worker":
+        _ray_start(["--address", args.address], args.ray_start_args)
+    else:
+        return wait(args.address, args.nodes, args.timeout, args.step_pid)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
