@@ -8,11 +8,13 @@
   ``/tmp`` over a network file system, or one machine hosting several test nodes, never mix two nodes' sockets),
   no dashboard, no usage stats. ``--block`` keeps every Ray process a child of the ``srun`` step, so Slurm
   tracks them and ends them with the job, and a SIGTERM (the job script's end) shuts the node down cleanly.
+  A start that fails early is tried again (:func:`_ray_start` says why).
 * ``wait``: until the head's GCS answers and ``--nodes`` nodes are alive, polling (no fixed sleep); fails in one
   line after ``--timeout`` seconds or as soon as a Ray step exited (``--step-pid``), and prints how long after
   the job's start (``MDF_SLURM_STARTED``) Ray was ready.
 
-Ray is imported only by ``wait`` (the others exec ``ray``), so a node's start costs no Ray import of ours.
+Ray is imported only by ``wait`` (the others run the ``ray`` command), so a node's start costs no Ray import of
+ours.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +31,8 @@ from pathlib import Path
 
 PREFIX = "mdf-slurm:"
 RAY_PORT = 6379
+START_ATTEMPTS = 3
+STARTUP_S = 180.0  # a `ray start --block` that ends sooner than this failed to start
 
 
 def node_address() -> str:
@@ -39,7 +44,14 @@ def node_address() -> str:
     return socket.gethostbyname(addr)
 
 
-def _ray_start(args: list[str], extra: str) -> None:
+def _ray_start(args: list[str], extra: str) -> int:
+    """``ray start --block ARGS`` until the job stops it (SIGTERM, passed on); a start that fails within
+    :data:`STARTUP_S` is tried again, up to :data:`START_ATTEMPTS` times in all.
+
+    Why again: Ray 2.60's raylet gives its Python helpers 15 s, hard-coded, to report their ports and aborts
+    when one misses it ("Timed out waiting for file .../metrics_agent_port"). A busy node, or one importing Ray
+    from a slow shared file system, misses it: seen here at load 12-25 on two cores, the dashboard agent took
+    37-60 s to import. The next attempt finds the page cache warm."""
     job, node = os.environ.get("SLURM_JOB_ID", "nojob"), os.environ.get("SLURMD_NODENAME", socket.gethostname())
     tmp = Path(os.environ.get("TMPDIR") or "/tmp") / f"mdf-ray-{job}-{node}"
     tmp.mkdir(parents=True, exist_ok=True)
@@ -49,7 +61,26 @@ def _ray_start(args: list[str], extra: str) -> None:
            "--disable-usage-stats", *extra.split()]  # fmt: skip
     env = {**os.environ, "RAY_TMPDIR": str(tmp), "RAY_USAGE_STATS_ENABLED": "0"}
     print(f"{PREFIX} {node}: {' '.join(cmd)}", flush=True)
-    os.execve(ray, cmd, env)
+    child: list[subprocess.Popen[bytes]] = []
+    stopping = []
+
+    def forward(signum: int, _frame: object) -> None:
+        stopping.append(signum)
+        if child and child[-1].poll() is None:
+            child[-1].send_signal(signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    for attempt in range(1, START_ATTEMPTS + 1):
+        began = time.monotonic()
+        child.append(subprocess.Popen(cmd, env=env))
+        rc = child[-1].wait()
+        took = time.monotonic() - began
+        if stopping or rc == 0 or took > STARTUP_S or attempt == START_ATTEMPTS:
+            return 0 if stopping else rc
+        print(f"{PREFIX} {node}: `ray start` failed (exit {rc}) {took:.0f} s in; starting it again "
+              f"({attempt + 1} of {START_ATTEMPTS})", flush=True)  # fmt: skip
+    return 1
 
 
 def _alive(pids: list[int]) -> list[int]:
@@ -72,19 +103,19 @@ def wait(address: str, nodes: int, timeout_s: float, step_pids: list[int]) -> in
         print(f"{PREFIX} error: Ray did not come up: {why}", file=sys.stderr, flush=True)
         return 1
 
-    while True:  # the head's GCS port first: cheap, and ray.init would wait out its own long timeout
-        if len(_alive(step_pids)) < len(step_pids):
-            return failed("a `ray start` step exited (its lines above say why)")
-        try:
-            socket.create_connection((host, int(port)), timeout=1).close()
-            break
-        except OSError:
-            if time.monotonic() - began > timeout_s:
-                return failed(f"nothing listens at {address} after {timeout_s:.0f} s")
-            time.sleep(0.1)
     import ray
 
-    ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+    while True:
+        if len(_alive(step_pids)) < len(step_pids):
+            return failed("a `ray start` step exited (its lines above say why)")
+        if time.monotonic() - began > timeout_s:
+            return failed(f"no Ray head answered at {address} in {timeout_s:.0f} s")
+        try:  # the head's GCS port first: cheap, where ray.init would wait out its own long timeout
+            socket.create_connection((host, int(port)), timeout=1).close()
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+            break
+        except (OSError, ConnectionError, RuntimeError):  # not up yet, or a head start tried again
+            time.sleep(0.2)
     try:
         while (alive := sum(1 for n in ray.nodes() if n.get("Alive"))) < nodes:
             if len(_alive(step_pids)) < len(step_pids):
@@ -120,9 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "ip":
         print(node_address())
     elif args.what == "head":
-        _ray_start(["--head", "--port", str(args.port), "--include-dashboard", "false"], args.ray_start_args)
+        return _ray_start(["--head", "--port", str(args.port), "--include-dashboard", "false"], args.ray_start_args)
     elif args.what == "worker":
-        _ray_start(["--address", args.address], args.ray_start_args)
+        return _ray_start(["--address", args.address], args.ray_start_args)
     else:
         return wait(args.address, args.nodes, args.timeout, args.step_pid)
     return 0
