@@ -90,7 +90,9 @@ def allocation(job: Job, nodes: int, port: int = RAY_PORT, ray_start_args: str =
         f'    {py} -m mdf_slurm.node worker --address "$address"{extra} &',
         "  steps+=($!)",
         "fi",
-        'stop_ray() { kill -TERM "${steps[@]}" 2>/dev/null; wait "${steps[@]}" 2>/dev/null; }',
+        "stop_ray() {  # SIGTERM to the Ray steps: each node shuts down; Slurm logs the steps as CANCELLED",
+        '  echo "mdf-slurm: stopping Ray"; kill -TERM "${steps[@]}" 2>/dev/null; wait "${steps[@]}" 2>/dev/null',
+        "}",
         "trap stop_ray EXIT",
         f'{py} -m mdf_slurm.node wait --address "$address" --nodes "$SLURM_JOB_NUM_NODES" '
         f'--timeout {ready_timeout_s} $(printf -- "--step-pid %s " "${{steps[@]}}") || exit 1',
