@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdf import RecipeError, load_recipe, shard_records, slice_plan
+from mdf import RecipeError, load_recipe
 
 RAY = ["executor.type=ray"]
 INLINE = ["executor.type=inline"]
@@ -39,6 +39,8 @@ class Slices:
 def check_array(recipe: Path, overrides: list[str], resume: bool) -> Slices:
     """List the shards and refuse what array mode cannot run (state across shards; an output of another run
     without ``--resume``), in one line naming why and what to do instead."""
+    from mdf import shard_records, slice_plan  # mdf 0.3: the slice runs of `mdf run --shards`
+
     loaded = load_recipe(recipe, [*overrides, *INLINE])
     plan = slice_plan(loaded, resume=resume)
     if plan.stateful:
