@@ -78,9 +78,10 @@ def _which(name: str) -> str:
 def _inside(node: Node, *cmd: str) -> list[str]:
     """``cmd`` run in ``node``'s network namespace (and on its core). ``nsenter``, not ``ip netns exec``: that one
     mounts a sysfs of the namespace over ``/sys``, which hides ``/sys/fs/cgroup``, and slurmd 22.05 will not
-    start without a cgroup file system to inspect (even with no cgroup plugin configured)."""
-    pin = ["taskset", "-c", str(node.core)] if node.core is not None else []
-    return ["nsenter", f"--net=/run/netns/{node.ns}", "--", *pin, *cmd]
+    start without a cgroup file system to inspect (even with no cgroup plugin configured). By absolute path, so a
+    test may give ``cmd`` a PATH without the system's folders."""
+    pin = [shutil.which("taskset") or "taskset", "-c", str(node.core)] if node.core is not None else []
+    return [shutil.which("nsenter") or "nsenter", f"--net=/run/netns/{node.ns}", "--", *pin, *cmd]
 
 
 @dataclass
@@ -300,6 +301,12 @@ PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=
         """``scontrol show job``'s fields of ``job`` (kept ``MinJobAge`` seconds after it ends)."""
         out = self.login("scontrol", "show", "job", "-o", job, timeout_s=30).stdout
         return dict(re.findall(r"(\w+)=(\S*)", out.splitlines()[0])) if out.strip() else {}
+
+    def stop_controller(self) -> None:
+        """Stop ``slurmctld`` (SIGTERM, as an administrator would): clients then find no controller."""
+        proc = self._procs["slurmctld"]
+        proc.terminate()
+        proc.wait(timeout=60)
 
     def kill_node(self, name: str) -> int:
         """SIGKILL every process of node ``name`` at once (slurmd, its job steps, their children): a machine
