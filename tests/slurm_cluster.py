@@ -265,9 +265,11 @@ PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=
 
     def login(self, *cmd: str, timeout_s: float = 600, env: dict[str, str] | None = None,
               cwd: Path | None = None) -> subprocess.CompletedProcess:  # fmt: skip
-        """``cmd`` run on the login node (the controller's namespace), with the cluster's environment."""
+        """``cmd`` run on the login node (the controller's namespace), with the cluster's environment, in the
+        cluster's shared folder unless ``cwd`` (so ``mdf slurm run``'s default ``./mdf-slurm`` run folders land
+        there, never in the repository)."""
         return subprocess.run(_inside(self.ctl, *cmd), env=env or self.env(), capture_output=True, text=True,
-                              timeout=timeout_s, cwd=cwd)  # fmt: skip
+                              timeout=timeout_s, cwd=cwd or self.shared)  # fmt: skip
 
     def mdf(self, *args: str, timeout_s: float = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         """``mdf ARGS`` on the login node."""
@@ -280,7 +282,7 @@ PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=
         follow = [line for line in out.stdout.splitlines() if line.startswith("follow it: mdf slurm status ")]
         assert follow, out.stdout
         folder = Path(follow[-1].rsplit(" ", 1)[1])
-        return folder if folder.is_absolute() else (cwd or Path.cwd()) / folder
+        return folder if folder.is_absolute() else (cwd or self.shared) / folder
 
     def wait_run(self, folder: Path, timeout_s: float = 900) -> dict[str, Any]:
         """Until every job of the run in ``folder`` (arrays, finalize) has left the queue; its ``run.json``."""

@@ -8,8 +8,9 @@ on the Ray executor and stops Ray. Checked against an inline run of the same rec
   both nodes ran stage replicas, Ray ready and no Ray process left on the nodes after the job;
 * the CommonCrawl recipe (WARC -> html_extract -> language -> length -> URL -> exact + near dedup): the same
   kept and rejected rows;
-* a node lost mid-run (every process of n2 killed, ``slurmd`` included): Slurm ends the job; ``--resume`` on
-  two nodes (n2's ``slurmd`` restarted) completes the output with exactly the clean rows;
+* a node lost mid-run (every process of n2 killed, ``slurmd`` included, then restarted): Ray finishes on the
+  other node, or Slurm requeues the job and its second start resumes; the clean rows either way;
+* the job cancelled mid-run (``scancel``): ``mdf slurm run --resume`` completes the output with the clean rows;
 * ``--dry-run`` prints the script and submits nothing.
 
 Run by the nox session ``slurm`` (root; Debian's Slurm packages); skipped with the reason elsewhere.
@@ -137,26 +138,63 @@ def test_the_commoncrawl_recipe_on_two_nodes_equals_the_inline_run(cluster: Slur
         assert sorted(got.column("url").to_pylist()) == sorted(want.column("url").to_pylist())
 
 
-def test_a_node_lost_mid_run_then_resume_gives_the_clean_rows(cluster: SlurmCluster, w1: Path, w1_inline: Path,
-                                                              tmp_path: Path) -> None:  # fmt: skip
-    """Kill every process of n2 (its slurmd, the Ray worker, the replicas on it) once a shard is committed:
-    Slurm notices the node gone and ends the job; n2 comes back (slurmd restarted) and ``--resume`` on two
-    nodes completes the output: the same part files as the clean inline run."""
-    recipe = w1_recipe(tmp_path, w1, extra_ops=[{"delay_refiner": {"seconds_per_batch": 0.5}}])
-    folder = cluster.submit(str(recipe), "--nodes", "2", "--ray-start-args", RAY_ARGS)
-    manifest = tmp_path / "out" / "_mdf" / "state" / "manifest.json"
+def _once_a_shard_is_committed(out: Path, folder: Path) -> None:
+    manifest = out / "_mdf" / "state" / "manifest.json"
     deadline = time.monotonic() + 300
     while not (manifest.exists() and json.loads(manifest.read_text())["completed"]):
         assert time.monotonic() < deadline, _job_log(folder)[-3000:]
         time.sleep(0.2)
-    assert cluster.kill_node("n2") > 0
+
+
+def _status(out: Path) -> str:
+    return str(json.loads((out / "_mdf" / "run.json").read_text())["status"])
+
+
+@pytest.mark.parametrize("victim", ["n2", "n1"])
+def test_a_node_lost_mid_run_loses_no_row(
+    cluster: SlurmCluster, w1: Path, w1_inline: Path, tmp_path: Path, victim: str
+) -> None:
+    """Kill every process of a node once a shard is committed, then bring it back (slurmd restarted, as after a
+    reboot). n2 (a Ray worker): Ray may finish on n1 before Slurm gives n2 up. n1 (the batch host: Ray's head
+    and the driver): Slurm ends the job (NODE_FAIL), requeues it, and its second start runs ``--resume``
+    (``SLURM_RESTART_COUNT``) on both nodes. The same part files as the clean inline run either way.
+    Seen red before the allocation script resumed a requeued job: the second start was refused (exit 2, the
+    output "is not empty")."""
+    recipe = w1_recipe(tmp_path, w1, extra_ops=[{"delay_refiner": {"seconds_per_batch": 2.0}}])
+    folder = cluster.submit(str(recipe), "--nodes", "2", "--ray-start-args", RAY_ARGS)
+    _once_a_shard_is_committed(tmp_path / "out", folder)
+    assert cluster.kill_node(victim) > 0
+    job = json.loads((folder / "run.json").read_text())["jobs"][0]
+    deadline = time.monotonic() + 120
+    while cluster.job_state(job).get("JobState") == "RUNNING" and _status(tmp_path / "out") != "complete":
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    cluster.start_slurmd(victim)
     cluster.wait_run(folder)
-    assert json.loads((tmp_path / "out" / "_mdf" / "run.json").read_text())["status"] != "complete"
-    cluster.start_slurmd("n2")
-    cluster.wait_idle(120)
+    restarts = cluster.job_state(job).get("Restarts")
+    print(f"\n{victim} lost: job {job} restarts={restarts}, output {_status(tmp_path / 'out')}")
+    assert _status(tmp_path / "out") == "complete", _job_log(folder)[-3000:]
+    assert_same_outputs(tmp_path / "out", w1_inline / "out")
+    assert_same_outputs(tmp_path / "rejected", w1_inline / "rejected")
+
+
+def test_a_cancelled_job_then_resume_gives_the_clean_rows(cluster: SlurmCluster, w1: Path, w1_inline: Path,
+                                                          tmp_path: Path) -> None:  # fmt: skip
+    """``scancel`` mid-run (as a time limit would): the output is kept, not complete; ``mdf slurm run --resume``
+    on two nodes completes it with exactly the clean rows, ``mdf slurm status`` of the first run says it failed
+    and shows its log."""
+    recipe = w1_recipe(tmp_path, w1, extra_ops=[{"delay_refiner": {"seconds_per_batch": 1.0}}])
+    folder = cluster.submit(str(recipe), "--nodes", "2", "--ray-start-args", RAY_ARGS)
+    _once_a_shard_is_committed(tmp_path / "out", folder)
+    job = json.loads((folder / "run.json").read_text())["jobs"][0]
+    assert cluster.login("scancel", job).returncode == 0
+    cluster.wait_run(folder)
+    assert _status(tmp_path / "out") != "complete"
+    status = cluster.mdf("slurm", "status", str(folder))
+    assert "CANCELLED" in status.stdout and "  | " in status.stdout, status.stdout
     again = cluster.submit(str(recipe), "--nodes", "2", "--resume", "--ray-start-args", RAY_ARGS)
     cluster.wait_run(again)
-    assert json.loads((tmp_path / "out" / "_mdf" / "run.json").read_text())["status"] == "complete", _job_log(again)
+    assert _status(tmp_path / "out") == "complete", _job_log(again)[-3000:]
     assert_same_outputs(tmp_path / "out", w1_inline / "out")
     assert_same_outputs(tmp_path / "rejected", w1_inline / "rejected")
 

@@ -8,7 +8,8 @@ the ``mdf`` and Python of the environment it was submitted from, as on a cluster
   the script runs), a worker on every other node, one ``srun`` step each; the script polls until every node
   has joined (``python -m mdf_slurm.node wait``, no fixed sleep), runs the recipe on the Ray executor joined by
   the head's address, then stops the Ray steps with SIGTERM. Ray's token authentication is on, with a token of
-  the job's own in its environment.
+  the job's own in its environment. A job Slurm requeued (a node failed, ``JobRequeue``) runs ``--resume``, so
+  its second start continues the output the first began instead of being refused for it.
 * **array** (:func:`array_task`): one task per slice of shards; task ``i`` reads line ``OFFSET + i + 1`` of
   the slices file (shard numbers) and runs ``mdf run --shards`` on them, inline, into the shared output.
   ``OFFSET`` comes from the submission, so one script serves every piece of an array split at
@@ -68,7 +69,7 @@ def allocation(job: Job, nodes: int, port: int = RAY_PORT, ray_start_args: str =
     """The allocation-mode job: Ray across ``nodes`` nodes, the recipe on it, Ray stopped."""
     py = shlex.quote(job.python)
     extra = f" --ray-start-args {shlex.quote(ray_start_args)}" if ray_start_args else ""
-    run = job.mdf_run("--set executor.type=ray", '--set "executor.address=$address"')
+    run = job.mdf_run("--set executor.type=ray", '--set "executor.address=$address"', "${resume:+--resume}")
     lines = [
         *job.header("slurm-%j.out", f"--nodes={nodes}", "--ntasks-per-node=1", "--exclusive"),
         _stamp("mdf slurm run --nodes"),
@@ -96,6 +97,8 @@ def allocation(job: Job, nodes: int, port: int = RAY_PORT, ray_start_args: str =
         "trap stop_ray EXIT",
         f'{py} -m mdf_slurm.node wait --address "$address" --nodes "$SLURM_JOB_NUM_NODES" '
         f'--timeout {ready_timeout_s} $(printf -- "--step-pid %s " "${{steps[@]}}") || exit 1',
+        "# requeued by Slurm (a node failed: JobRequeue): continue the output the first attempt began",
+        'resume=""; [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && resume=1',
         run,
     ]
     return "\n".join(lines) + "\n"
