@@ -32,7 +32,11 @@ from .ray_helpers import assert_same_outputs, text_recipe
 from .slurm_cluster import SlurmCluster, started, unavailable
 
 pytest.importorskip("mdf_slurm")
-pytestmark = pytest.mark.skipif(unavailable() is not None, reason=f"slurm cluster: {unavailable()}")
+_SLICES = "mdf has no slice runs yet (mdf.slice_plan, mdf run --shards/--finalize): array mode is refused"
+pytestmark = [
+    pytest.mark.skipif(unavailable() is not None, reason=f"slurm cluster: {unavailable()}"),
+    pytest.mark.skipif(not hasattr(__import__("mdf"), "slice_plan"), reason=_SLICES),
+]
 
 SLOW = [{"delay_refiner": {"seconds_per_batch": 1.0}}]  # rows unchanged; a task lives long enough to be killed
 

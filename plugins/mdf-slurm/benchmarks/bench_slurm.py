@@ -9,7 +9,8 @@ interleaved ``--repeat`` times:
 * **inline**: ``mdf run -q`` on the login node; CPU = the process tree's user + sys (``RUSAGE_CHILDREN``);
 * **allocation**: ``mdf slurm run --nodes 2``; CPU = everything the two nodes ran while the job ran (their
   cgroup-v1 ``cpuacct`` groups: slurmstepd, Ray's head and workers, the driver, exited processes included);
-* **array**: ``mdf slurm run --array 2`` (two tasks + the finalize job); CPU the same way.
+* **array** (``--modes inline,allocation,array``, once core has slice runs): ``mdf slurm run --array 2`` (two
+  tasks + the finalize job); CPU the same way.
 
 Prints per-row CPU of each, the ratios to inline, and the allocation's "Ray ready" time from its job log.
 Run from the repository root, as root: ``python plugins/mdf-slurm/benchmarks/bench_slurm.py --rows 400000``.
@@ -82,14 +83,17 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=400_000)
     ap.add_argument("--files", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--modes", default="inline,allocation", help="comma-separated: inline, allocation, array")
     args = ap.parse_args()
+    modes = args.modes.split(",")
+    assert "inline" in modes, "inline is the baseline the ratios are to"
     from mdf.demo_data import DemoSpec, write_dataset
 
     with started(nodes=2) as cluster:
         print(f"Slurm cluster up in {cluster.started_s:.1f} s (controller + 2 one-core nodes)", flush=True)
         data = cluster.shared / "w1"
         write_dataset(str(data), DemoSpec(rows=args.rows, files=args.files), row_group_rows=10_000)
-        cpu: dict[str, list[float]] = {"inline": [], "allocation": [], "array": []}
+        cpu: dict[str, list[float]] = {name: [] for name in modes}
         ready: list[float] = []
         for i in range(args.repeat):
             for name in cpu:

@@ -4,6 +4,10 @@ Every check that can fail because of the recipe runs on the login node, before `
 2 in one line there, never a job that fails in the queue an hour later. Allocation mode checks the recipe as
 the job will run it (``executor.type=ray``); array mode also lists the input (the shard ids the slices number)
 and refuses recipes whose operators keep state across shards (:func:`mdf.slice_plan` says which).
+
+Array mode runs on core's slice API (``mdf.slice_plan``, ``mdf.shard_records``, ``mdf run --shards`` and
+``--finalize``), which core does not have yet: until it lands, ``--array`` is refused here in one line (exit 2)
+that names ``--nodes`` instead, before Slurm is asked anything.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdf import RecipeError, load_recipe
+from mdf import RecipeError, __version__, load_recipe
 
 RAY = ["executor.type=ray"]
 INLINE = ["executor.type=inline"]
@@ -39,7 +43,14 @@ class Slices:
 def check_array(recipe: Path, overrides: list[str], resume: bool) -> Slices:
     """List the shards and refuse what array mode cannot run (state across shards; an output of another run
     without ``--resume``), in one line naming why and what to do instead."""
-    from mdf import shard_records, slice_plan  # mdf 0.3: the slice runs of `mdf run --shards`
+    try:  # the slice runs of `mdf run --shards` / `--finalize`: not in mdf yet (issue 51's array half)
+        from mdf import shard_records, slice_plan
+    except ImportError:
+        raise RecipeError(
+            f"array mode needs mdf's slice runs (`mdf run --shards` with a completion record per shard, "
+            f"`mdf run --finalize`), which mdf {__version__} does not have yet; run the recipe across one "
+            f"allocation instead: mdf slurm run {recipe} --nodes N"
+        ) from None
 
     loaded = load_recipe(recipe, [*overrides, *INLINE])
     plan = slice_plan(loaded, resume=resume)
