@@ -97,8 +97,8 @@ def test_nodes_or_array_exactly_one(cluster: SlurmCluster, recipe: Path) -> None
 def test_array_mode_without_the_slice_api_is_refused_in_one_line(cluster: SlurmCluster, recipe: Path,
                                                                  tmp_path: Path) -> None:  # fmt: skip
     """Core has no slice runs yet (``mdf run --shards``/``--finalize``): ``--array`` says so and names ``--nodes``,
-    exit 2, nothing submitted or written. Seen red on the merge of main (before the refusal): a traceback,
-    ``ImportError: cannot import name 'shard_records' from 'mdf'``, exit 1."""
+    exit 2, nothing submitted or written. Seen red on the merge of main (before the refusal): "error: unexpected
+    ImportError: cannot import name 'shard_records' from 'mdf' ... please report it", exit 1."""
     out = cluster.mdf("slurm", "run", str(recipe), "--array", "2")
     _one_line(out, "array mode needs mdf's slice runs", "--nodes N")
     _queue_empty(cluster)
