@@ -78,7 +78,8 @@ def w1_inline(cluster: SlurmCluster, w1: Path, tmp_path_factory: pytest.TempPath
 
 def _job_log(folder: Path) -> str:
     job = json.loads((folder / "run.json").read_text())["jobs"][0]
-    return (folder / f"slurm-{job}.out").read_text(errors="replace")
+    text = (folder / f"slurm-{job}.out").read_text(errors="replace")
+    return "\n".join(line for line in text.splitlines() if "[state-dump]" not in line)  # Ray's periodic dumps
 
 
 def _ray_left(cluster: SlurmCluster) -> list[str]:
@@ -138,12 +139,17 @@ def test_the_commoncrawl_recipe_on_two_nodes_equals_the_inline_run(cluster: Slur
         assert sorted(got.column("url").to_pylist()) == sorted(want.column("url").to_pylist())
 
 
-def _once_a_shard_is_committed(out: Path, folder: Path) -> None:
+def _once_a_shard_is_committed(cluster: SlurmCluster, out: Path, folder: Path) -> None:
+    """Until the run's checkpoint lists a committed shard; fails at once, with the job's log, if the job ends
+    first."""
     manifest = out / "_mdf" / "state" / "manifest.json"
+    job = json.loads((folder / "run.json").read_text())["jobs"][0]
     deadline = time.monotonic() + 300
     while not (manifest.exists() and json.loads(manifest.read_text())["completed"]):
         assert time.monotonic() < deadline, _job_log(folder)[-3000:]
-        time.sleep(0.2)
+        state = cluster.job_state(job).get("JobState")
+        assert state in ("PENDING", "CONFIGURING", "RUNNING"), f"job {job} {state}: {_job_log(folder)[-3000:]}"
+        time.sleep(0.5)
 
 
 def _status(out: Path) -> str:
@@ -162,7 +168,7 @@ def test_a_node_lost_mid_run_loses_no_row(
     output "is not empty")."""
     recipe = w1_recipe(tmp_path, w1, extra_ops=[{"delay_refiner": {"seconds_per_batch": 2.0}}])
     folder = cluster.submit(str(recipe), "--nodes", "2", "--ray-start-args", RAY_ARGS)
-    _once_a_shard_is_committed(tmp_path / "out", folder)
+    _once_a_shard_is_committed(cluster, tmp_path / "out", folder)
     assert cluster.kill_node(victim) > 0
     job = json.loads((folder / "run.json").read_text())["jobs"][0]
     deadline = time.monotonic() + 120
@@ -185,7 +191,7 @@ def test_a_cancelled_job_then_resume_gives_the_clean_rows(cluster: SlurmCluster,
     and shows its log."""
     recipe = w1_recipe(tmp_path, w1, extra_ops=[{"delay_refiner": {"seconds_per_batch": 1.0}}])
     folder = cluster.submit(str(recipe), "--nodes", "2", "--ray-start-args", RAY_ARGS)
-    _once_a_shard_is_committed(tmp_path / "out", folder)
+    _once_a_shard_is_committed(cluster, tmp_path / "out", folder)
     job = json.loads((folder / "run.json").read_text())["jobs"][0]
     assert cluster.login("scancel", job).returncode == 0
     cluster.wait_run(folder)

@@ -4,8 +4,9 @@
   ``NodeAddr``, resolved), so Ray's head is reachable from every node of the allocation; Ray's own guess (the
   route to 8.8.8.8) names the wrong interface, or none, on compute nodes without a default route.
 * ``head`` / ``worker``: ``ray start --block`` with what Slurm gave this node: ``--num-cpus`` its
-  ``SLURM_CPUS_ON_NODE``, a temp folder of its own (``$TMPDIR/mdf-ray-<job>-<node>``: compute nodes that share
-  ``/tmp`` over a network file system, or one machine hosting several test nodes, never mix two nodes' sockets),
+  ``SLURM_CPUS_ON_NODE``, a temp folder of its own (``$TMPDIR/mdf-ray-<cluster>-<job>-<node>``: compute nodes
+  that share ``/tmp`` over a network file system, or one machine hosting several test clusters whose job ids
+  both start at 1, never mix two nodes' sockets),
   no dashboard, no usage stats. ``--block`` keeps every Ray process a child of the ``srun`` step, so Slurm
   tracks them and ends them with the job, and a SIGTERM (the job script's end) shuts the node down cleanly.
   A start that fails early is tried again (:func:`_ray_start` says why).
@@ -53,7 +54,8 @@ def _ray_start(args: list[str], extra: str) -> int:
     from a slow shared file system, misses it: seen here at load 12-25 on two cores, the dashboard agent took
     37-60 s to import. The next attempt finds the page cache warm."""
     job, node = os.environ.get("SLURM_JOB_ID", "nojob"), os.environ.get("SLURMD_NODENAME", socket.gethostname())
-    tmp = Path(os.environ.get("TMPDIR") or "/tmp") / f"mdf-ray-{job}-{node}"
+    cluster = os.environ.get("SLURM_CLUSTER_NAME", "slurm")
+    tmp = Path(os.environ.get("TMPDIR") or "/tmp") / f"mdf-ray-{cluster}-{job}-{node}"
     tmp.mkdir(parents=True, exist_ok=True)
     cpus = os.environ.get("SLURM_CPUS_ON_NODE") or str(os.cpu_count() or 1)
     ray = str(Path(sys.executable).with_name("ray"))
