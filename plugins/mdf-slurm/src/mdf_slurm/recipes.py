@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mdf import RecipeError, __version__, load_recipe
 
@@ -40,18 +41,27 @@ class Slices:
         return [i for i, s in enumerate(self.shard_ids) if s not in self.done]
 
 
-def check_array(recipe: Path, overrides: list[str], resume: bool) -> Slices:
-    """List the shards and refuse what array mode cannot run (state across shards; an output of another run
-    without ``--resume``), in one line naming why and what to do instead."""
-    try:  # the slice runs of `mdf run --shards` / `--finalize`: not in mdf yet (issue 51's array half)
-        from mdf import shard_records, slice_plan
-    except ImportError:
+def slice_api(recipe: Path | str) -> tuple[Any, Any]:
+    """``(mdf.slice_plan, mdf.shard_records)``: core's slice runs (``mdf run --shards`` / ``--finalize``), which
+    mdf does not export yet (issue 51's array half). Looked up by name so this plugin imports only what mdf's
+    public face has (``tests/test_plugin_api.py``); missing, array mode is refused in one line naming
+    ``--nodes``."""
+    import mdf
+
+    found = getattr(mdf, "slice_plan", None), getattr(mdf, "shard_records", None)
+    if None in found:
         raise RecipeError(
             f"array mode needs mdf's slice runs (`mdf run --shards` with a completion record per shard, "
             f"`mdf run --finalize`), which mdf {__version__} does not have yet; run the recipe across one "
             f"allocation instead: mdf slurm run {recipe} --nodes N"
-        ) from None
+        )
+    return found
 
+
+def check_array(recipe: Path, overrides: list[str], resume: bool) -> Slices:
+    """List the shards and refuse what array mode cannot run (state across shards; an output of another run
+    without ``--resume``), in one line naming why and what to do instead."""
+    slice_plan, shard_records = slice_api(recipe)
     loaded = load_recipe(recipe, [*overrides, *INLINE])
     plan = slice_plan(loaded, resume=resume)
     if plan.stateful:

@@ -55,8 +55,9 @@ def gather(folder: Path, slurm: Slurm, lines: int = 15) -> dict[str, Any]:
         if state not in _ACTIVE and report["output_status"] != "complete":
             report["job"]["log"] = _tail(folder / f"slurm-{job}.out", lines)
         return report
-    from mdf import shard_records
+    from .recipes import slice_api
 
+    shard_records = slice_api(run.recipe)[1]
     ids, slices = read_slices(folder)
     done = set(shard_records(run.output))
     tasks = []
