@@ -25,7 +25,8 @@ import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = [
-    "lint", "core", "text", "kernels", "dedup", "image", "tokens", "all", "storage", "cluster", "embeddings", "report",
+    "lint", "core", "text", "kernels", "dedup", "image", "tokens", "all", "storage", "cluster", "slurm", "embeddings",
+    "report",
 ]  # fmt: skip
 # a machine without Python 3.11 fails the run instead of skipping every session and exiting 0
 nox.options.error_on_missing_interpreters = True
@@ -203,6 +204,7 @@ def all(session: nox.Session) -> None:
         "tests",
         "--ignore-glob=tests/test_storage_*.py",  # the storage session runs them, with SeaweedFS installed
         "--ignore-glob=tests/test_cluster_*.py",  # the cluster session runs them (network namespaces, root)
+        "--ignore-glob=tests/test_slurm_*.py",  # the slurm session runs them (a real Slurm, root)
         "-m",
         "not embeddings",
         *session.posargs,
@@ -244,6 +246,20 @@ def cluster(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def slurm(session: nox.Session) -> None:
+    """mdf on a real Slurm: Debian's slurmctld, slurmd and munge (installed here when missing), a controller and
+    two compute nodes, each a network and UTS namespace of its own (tests/slurm_cluster.py; needs root), started
+    and stopped by the tests: allocation mode (Ray across the nodes; a node lost, a job cancelled, --resume),
+    errors in one line; array mode's tests skip with the reason until core has slice runs; then mdf-slurm's own
+    tests."""
+    slurm_programs = ("slurmctld", "slurmd", "sbatch", "munged", "ip")
+    if any(shutil.which(p, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") is None for p in slurm_programs):
+        _apt_install(session, "slurmctld", "slurmd", "slurm-client", "munge", "iproute2")
+    session.install(CORE_RAY, kernels_wheel(session), TEXT_WEB, DEDUP, "./plugins/mdf-slurm", "pytest")
+    session.run("pytest", *sorted(glob.glob("tests/test_slurm_*.py")), "plugins/mdf-slurm/tests", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def embeddings(session: nox.Session) -> None:
     """The embedding refiner with torch and transformers (mdf-image[embeddings]): its tests, inline and on Ray."""
     if _PREFETCH is not None and _PREFETCH.poll() is None:
@@ -268,13 +284,13 @@ def demo(session: nox.Session) -> None:
     session.run("mdf", "run", "examples/commoncrawl.yaml", "--overwrite")
 
 
-def _apt_install(session: nox.Session, package: str) -> None:
+def _apt_install(session: nox.Session, *packages: str) -> None:
     """Debian's package, with apt (as root, or through sudo): browsers that download their own build at install
     time cannot reach their servers from CI."""
     sudo = [] if os.geteuid() == 0 else ["sudo"]
     env = {"DEBIAN_FRONTEND": "noninteractive"}
     session.run(*sudo, "apt-get", "update", "-qq", external=True, env=env)
-    session.run(*sudo, "apt-get", "install", "-y", "-qq", "--no-install-recommends", package, external=True, env=env)
+    session.run(*sudo, "apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages, external=True, env=env)
 
 
 @nox.session(python=PYTHON)

@@ -87,6 +87,46 @@ class Node:
         return [int(p) for p in out.stdout.split()]
 
 
+def add_hosts(
+    nodes: list[Node], switch: str, prefix: str, names: list[str], subnet: str, root: Path, cores: list[int | None]
+) -> None:
+    """Hosts ``names`` on a bridge in namespace ``switch`` (made here): ``<prefix>-<name>`` namespaces with
+    addresses ``<subnet>.1``, ``.2``, ..., each with a temp folder ``root/<name>`` and pinned to ``cores[i]``,
+    appended to ``nodes`` as each is made (so a failure half-way still leaves them all for :func:`remove_hosts`).
+    Shared by this cluster and the Slurm one (:mod:`tests.slurm_cluster`)."""
+    _ip("netns", "add", switch)
+    _ip("link", "add", "br0", "type", "bridge", ns=switch)
+    _ip("link", "set", "br0", "up", ns=switch)
+    for i, name in enumerate(names):
+        node = Node(name, f"{prefix}-{name}", f"{subnet}.{i + 1}", cores[i], root / name)
+        node.tmp.mkdir(parents=True, exist_ok=True)
+        nodes.append(node)
+        _ip("netns", "add", node.ns)
+        _ip("link", "add", f"v-{name}", "type", "veth", "peer", "name", "eth0", "netns", node.ns, ns=switch)
+        _ip("link", "set", f"v-{name}", "master", "br0", ns=switch)
+        _ip("link", "set", f"v-{name}", "up", ns=switch)
+        _ip("link", "set", "lo", "up", ns=node.ns)
+        _ip("addr", "add", f"{node.address}/24", "dev", "eth0", ns=node.ns)
+        _ip("link", "set", "eth0", "up", ns=node.ns)
+
+
+def remove_hosts(nodes: list[Node], switch: str) -> None:
+    """Kill the processes inside ``nodes``' namespaces (only those: SIGTERM, 10 s, SIGKILL), delete the
+    namespaces and the ``switch``."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = [p for n in nodes for p in n.pids()]
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + 10
+        while sig == signal.SIGTERM and pids and time.monotonic() < deadline:
+            if not any(Path(f"/proc/{p}").exists() for p in pids):
+                break
+            time.sleep(0.2)
+    for ns in [n.ns for n in nodes] + [switch]:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
 @dataclass
 class NetnsCluster:
     """A head and ``workers`` one-CPU worker nodes, each a network host of its own (see the module doc)."""
@@ -141,23 +181,10 @@ class NetnsCluster:
         return self
 
     def _network(self) -> None:
-        _ip("netns", "add", self.switch)
-        _ip("link", "add", "br0", "type", "bridge", ns=self.switch)
-        _ip("link", "set", "br0", "up", ns=self.switch)
+        names = ["head", *(f"w{i}" for i in range(1, self.workers + 1))]
         cores = os.cpu_count() or 1
-        for i in range(self.workers + 1):
-            name = "head" if i == 0 else f"w{i}"
-            node = Node(name, f"mdfc-{self.id}-{name}", f"{SUBNET}.{i + 1}", None if i == 0 else (i - 1) % cores,
-                        self.root / name)  # fmt: skip
-            node.tmp.mkdir(parents=True)
-            self.nodes.append(node)
-            _ip("netns", "add", node.ns)
-            _ip("link", "add", f"v-{name}", "type", "veth", "peer", "name", "eth0", "netns", node.ns, ns=self.switch)
-            _ip("link", "set", f"v-{name}", "master", "br0", ns=self.switch)
-            _ip("link", "set", f"v-{name}", "up", ns=self.switch)
-            _ip("link", "set", "lo", "up", ns=node.ns)
-            _ip("addr", "add", f"{node.address}/24", "dev", "eth0", ns=node.ns)
-            _ip("link", "set", "eth0", "up", ns=node.ns)
+        add_hosts(self.nodes, self.switch, f"mdfc-{self.id}", names, SUBNET, self.root,
+                  [None, *((i - 1) % cores for i in range(1, self.workers + 1))])  # fmt: skip
 
     def _ray(self, timeout_s: float) -> None:
         ray = str(BIN / "ray")
@@ -230,18 +257,7 @@ class NetnsCluster:
         """Kill the processes inside this cluster's namespaces (only those), delete the namespaces and files."""
         if self.seaweed is not None:
             self.seaweed.stop()
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            pids = [p for n in self.nodes for p in n.pids()]
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, sig)
-            deadline = time.monotonic() + 10
-            while sig == signal.SIGTERM and pids and time.monotonic() < deadline:
-                if not any(Path(f"/proc/{p}").exists() for p in pids):
-                    break
-                time.sleep(0.2)
-        for ns in [n.ns for n in self.nodes] + [self.switch]:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        remove_hosts(self.nodes, self.switch)
         self.nodes = []
         shutil.rmtree(self.root, ignore_errors=True)
         atexit.unregister(self.close)

@@ -21,6 +21,8 @@ core may move its insides freely, and tests/test_plugin_api.py checks every plug
   documented in :mod:`mdf.hookspecs`);
 * native kernels: :func:`native_kernel` (``mdf_kernels.<name>`` or one install line), :func:`has_native_kernel`,
   :data:`KERNELS` (an operator's ``requires``), and :func:`with_columns` (add or replace result columns);
+* recipes: :func:`load_recipe` (read, override, validate; a :class:`RecipeError` names the YAML path), for
+  plugins that check a recipe before handing it elsewhere (``mdf slurm run`` does, before ``sbatch``);
 * errors: :class:`MdfError` and its kinds.
 
 Everything but ``hookimpl`` and ``__version__`` is imported on first use, so ``mdf --version`` and a plugin's
@@ -87,6 +89,7 @@ _EXPORTS = {
     "has_native_kernel": "mdf.native",
     "as_numpy": "mdf.arrowpy",
     "lit": "mdf.arrowpy",
+    "load_recipe": "mdf.resolve",
     "native_kernel": "mdf.native",
     "with_columns": "mdf.native",
     "shard_ids": "mdf.io.sharding",
@@ -106,6 +109,7 @@ if TYPE_CHECKING:
     from mdf.operators import BatchContext, Filter, Operator, Params, Refiner
     from mdf.profiles import CostClass, Modality
     from mdf.registry import Registry
+    from mdf.resolve import load_recipe
     from mdf.run_stats import ExecutorMetrics, ExecutorSection
     from mdf.state import NO_MATCH, KeyState, StateType
 
@@ -159,6 +163,7 @@ __all__ = [
     "hookimpl",
     "lazy_exports",
     "lit",
+    "load_recipe",
     "native_kernel",
     "shard_ids",
     "with_columns",

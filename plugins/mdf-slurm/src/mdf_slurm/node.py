@@ -1,0 +1,165 @@
+"""What an allocation-mode job runs on its nodes: ``python -m mdf_slurm.node ip | head | worker | wait``.
+
+* ``ip``: this node's address on the cluster network, the one Slurm itself reaches it by (the node's
+  ``NodeAddr``, resolved), so Ray's head is reachable from every node of the allocation; Ray's own guess (the
+  route to 8.8.8.8) names the wrong interface, or none, on compute nodes without a default route.
+* ``head`` / ``worker``: ``ray start --block`` with what Slurm gave this node: ``--num-cpus`` its
+  ``SLURM_CPUS_ON_NODE``, a temp folder of its own (``$TMPDIR/mdf-ray-<cluster>-<job>-<node>``: compute nodes
+  that share ``/tmp`` over a network file system, or one machine hosting several test clusters whose job ids
+  both start at 1, never mix two nodes' sockets),
+  no dashboard, no usage stats. ``--block`` keeps every Ray process a child of the ``srun`` step, so Slurm
+  tracks them and ends them with the job, and a SIGTERM (the job script's end) shuts the node down cleanly.
+  A start that fails early is tried again (:func:`_ray_start` says why).
+* ``wait``: until the head's GCS answers and ``--nodes`` nodes are alive, polling (no fixed sleep); fails in one
+  line after ``--timeout`` seconds or as soon as a Ray step exited (``--step-pid``), and prints how long after
+  the job's start (``MDF_SLURM_STARTED``) Ray was ready.
+
+Ray is imported only by ``wait`` (the others run the ``ray`` command), so a node's start costs no Ray import of
+ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PREFIX = "mdf-slurm:"
+RAY_PORT = 6379
+START_ATTEMPTS = 3
+STARTUP_S = 180.0  # a `ray start --block` that ends sooner than this failed to start
+
+
+def node_address() -> str:
+    """The address Slurm reaches this node by (``NodeAddr`` of ``SLURMD_NODENAME``), as an IP."""
+    name = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+    out = subprocess.run(["scontrol", "show", "node", "-o", name], capture_output=True, text=True, timeout=60)
+    found = re.search(r"\bNodeAddr=(\S+)", out.stdout)
+    addr = found.group(1) if found else name
+    return socket.gethostbyname(addr)
+
+
+def _ray_start(args: list[str], extra: str) -> int:
+    """``ray start --block ARGS`` until the job stops it (SIGTERM, passed on); a start that fails within
+    :data:`STARTUP_S` is tried again, up to :data:`START_ATTEMPTS` times in all.
+
+    Why again: Ray 2.60's raylet gives its Python helpers 15 s, hard-coded, to report their ports and aborts
+    when one misses it ("Timed out waiting for file .../metrics_agent_port"). A busy node, or one importing Ray
+    from a slow shared file system, misses it: seen here at load 12-25 on two cores, the dashboard agent took
+    37-60 s to import. The next attempt finds the page cache warm."""
+    job, node = os.environ.get("SLURM_JOB_ID", "nojob"), os.environ.get("SLURMD_NODENAME", socket.gethostname())
+    cluster = os.environ.get("SLURM_CLUSTER_NAME", "slurm")
+    tmp = Path(os.environ.get("TMPDIR") or "/tmp") / f"mdf-ray-{cluster}-{job}-{node}"
+    tmp.mkdir(parents=True, exist_ok=True)
+    cpus = os.environ.get("SLURM_CPUS_ON_NODE") or str(os.cpu_count() or 1)
+    ray = str(Path(sys.executable).with_name("ray"))
+    cmd = [ray, "start", "--block", *args, "--node-ip-address", node_address(), "--num-cpus", cpus,
+           "--disable-usage-stats", *extra.split()]  # fmt: skip
+    env = {**os.environ, "RAY_TMPDIR": str(tmp), "RAY_USAGE_STATS_ENABLED": "0"}
+    print(f"{PREFIX} {node}: {' '.join(cmd)}", flush=True)
+    child: list[subprocess.Popen[bytes]] = []
+    stopping = []
+
+    def forward(signum: int, _frame: object) -> None:
+        stopping.append(signum)
+        if child and child[-1].poll() is None:
+            child[-1].send_signal(signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    for attempt in range(1, START_ATTEMPTS + 1):
+        began = time.monotonic()
+        child.append(subprocess.Popen(cmd, env=env))
+        rc = child[-1].wait()
+        took = time.monotonic() - began
+        if stopping or rc == 0 or took > STARTUP_S or attempt == START_ATTEMPTS:
+            return 0 if stopping else rc
+        print(f"{PREFIX} {node}: `ray start` failed (exit {rc}) {took:.0f} s in; starting it again "
+              f"({attempt + 1} of {START_ATTEMPTS})", flush=True)  # fmt: skip
+    return 1
+
+
+def _alive(pids: list[int]) -> list[int]:
+    return [p for p in pids if os.path.exists(f"/proc/{p}") and _state(p) != "Z"]
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"
+
+
+def wait(address: str, nodes: int, timeout_s: float, step_pids: list[int]) -> int:
+    """Until ``nodes`` Ray nodes are alive at ``address``; 0, or 1 with one line saying why not."""
+    began = time.monotonic()
+    host, port = address.rsplit(":", 1)
+
+    def failed(why: str) -> int:
+        print(f"{PREFIX} error: Ray did not come up: {why}", file=sys.stderr, flush=True)
+        return 1
+
+    import ray
+
+    while True:
+        if len(_alive(step_pids)) < len(step_pids):
+            return failed("a `ray start` step exited (its lines above say why)")
+        if time.monotonic() - began > timeout_s:
+            return failed(f"no Ray head answered at {address} in {timeout_s:.0f} s")
+        try:  # the head's GCS port first: cheap, where ray.init would wait out its own long timeout
+            socket.create_connection((host, int(port)), timeout=1).close()
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+            break
+        except (OSError, ConnectionError, RuntimeError):  # not up yet, or a head start tried again
+            time.sleep(0.2)
+    try:
+        while (alive := sum(1 for n in ray.nodes() if n.get("Alive"))) < nodes:
+            if len(_alive(step_pids)) < len(step_pids):
+                return failed(f"a `ray start` step exited with {alive} of {nodes} nodes joined")
+            if time.monotonic() - began > timeout_s:
+                return failed(f"{alive} of {nodes} nodes joined after {timeout_s:.0f} s")
+            time.sleep(0.2)
+        cpus = ray.cluster_resources().get("CPU", 0)
+    finally:
+        ray.shutdown()
+    started = float(os.environ.get("MDF_SLURM_STARTED", "nan"))
+    print(f"{PREFIX} Ray ready at {address}: {nodes} node(s), {cpus:g} CPUs, {time.time() - started:.1f} s after "
+          "the job started", flush=True)  # fmt: skip
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m mdf_slurm.node", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    sub.add_parser("ip")
+    head = sub.add_parser("head")
+    head.add_argument("--port", type=int, default=RAY_PORT)
+    head.add_argument("--ray-start-args", default="")
+    worker = sub.add_parser("worker")
+    worker.add_argument("--address", required=True)
+    worker.add_argument("--ray-start-args", default="")
+    w = sub.add_parser("wait")
+    w.add_argument("--address", required=True)
+    w.add_argument("--nodes", type=int, required=True)
+    w.add_argument("--timeout", type=float, default=300.0)
+    w.add_argument("--step-pid", type=int, action="append", default=[])
+    args = ap.parse_args(argv)
+    if args.what == "ip":
+        print(node_address())
+    elif args.what == "head":
+        return _ray_start(["--head", "--port", str(args.port), "--include-dashboard", "false"], args.ray_start_args)
+    elif args.what == "worker":
+        return _ray_start(["--address", args.address], args.ray_start_args)
+    else:
+        return wait(args.address, args.nodes, args.timeout, args.step_pid)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
