@@ -1,11 +1,16 @@
 """domain_blocked(url_host(urls)) vs a Python loop of urllib.parse.urlsplit(...).hostname plus
 a parent-domain set lookup.
 
-Run: python benchmarks/bench_kernels_url.py
+Run: python benchmarks/bench_kernels_url.py [PEERS_DATA_DIR]
+
+With a folder of the team's peer corpus (``../shared/peers/gen.py``'s output: ``parquet/*.parquet`` and
+``blocklist.txt``), the URLs and the blocklist are that corpus's instead of the generated ones below.
 """
 
 from __future__ import annotations
 
+import glob
+import os
 import random
 import sys
 import urllib.parse
@@ -17,6 +22,14 @@ N_BLOCKED = 50_000
 
 
 def data():
+    corpus = os.environ.get("BENCH_URL_CORPUS")
+    if corpus:
+        import pyarrow.parquet as pq
+
+        files = sorted(glob.glob(os.path.join(corpus, "parquet", "*.parquet")))
+        urls = [u for f in files for u in pq.read_table(f, columns=["url"]).column("url").to_pylist()][:N_URLS]
+        with open(os.path.join(corpus, "blocklist.txt")) as f:
+            return urls, [line.strip().lower() for line in f if line.strip() and not line.startswith("#")]
     rng = random.Random(1)
     tlds = ["com", "org", "net", "de", "co.uk", "io", "fr"]
     domains = [f"site{i}.{rng.choice(tlds)}" for i in range(200_000)]
@@ -49,7 +62,8 @@ def worker(name: str) -> None:
         secs = best_of(lambda: mk.domain_blocked(mk.url_host(arr), ds))
         host_secs = best_of(lambda: mk.url_host(arr))
         n_blocked = mk.domain_blocked(mk.url_host(arr), ds).to_pylist().count(True)
-        emit({"urls_per_s": N_URLS / secs, "host_urls_per_s": N_URLS / host_secs, "blocked": n_blocked})
+        n = len(urls)
+        emit({"urls_per_s": n / secs, "host_urls_per_s": n / host_secs, "blocked": n_blocked, "urls": n})
     else:
         bset = set(blocked)
         sample = urls[:100_000]
@@ -60,10 +74,12 @@ def worker(name: str) -> None:
 
 def main() -> None:
     one = {"MDF_NUM_THREADS": "1"}
+    if len(sys.argv) > 1:
+        one["BENCH_URL_CORPUS"] = sys.argv[1]
     mdf = run_worker(__file__, "mdf", one)
     py = run_worker(__file__, "python", one)
     assert mdf["blocked"] == py["blocked"], (mdf["blocked"], py["blocked"])
-    print(f"domain_blocked(url_host(urls)), {N_BLOCKED:,} blocked domains, single thread")
+    print(f"domain_blocked(url_host(urls)), {mdf['urls']:,} URLs, single thread")
     print(
         f"  mdf_kernels            {mdf['urls_per_s']:14,.0f} URLs/s (url_host alone {mdf['host_urls_per_s']:,.0f} URLs/s)"
     )
