@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from peers.venvs import DEFAULT_VENVS, DEFAULT_WORK, HERE, ensure_data, peer_root  # noqa: E402
+from peers.venvs import DEFAULT_VENVS, DEFAULT_WORK, HERE, ensure_data, peer_root
 
 # phase -> function names (callgrind_annotate's, regex); the largest inclusive count among a file's matches
 PHASES = {
