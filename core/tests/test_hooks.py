@@ -5,12 +5,26 @@ from __future__ import annotations
 import inspect
 from dataclasses import asdict, dataclass
 
+import click
 import numpy as np
 import pyarrow as pa
 import pytest
+from click.testing import CliRunner
 
-from mdf import CostClass, Filter, KeyState, Modality, RecipeError, StateType, Writer, hookimpl, hookspecs
+from mdf import (
+    CostClass,
+    Filter,
+    KeyState,
+    Modality,
+    PluginError,
+    RecipeError,
+    StateType,
+    Writer,
+    hookimpl,
+    hookspecs,
+)
 from mdf.batching import declared_modality, operator_costs
+from mdf.cli import cli
 from mdf.executor import run_recipe
 from mdf.executor.inline import InlineExecutor, InlineParams
 from mdf.executor.inline_metrics import InlineMetrics
@@ -107,8 +121,21 @@ class OneShardAtATime(InlineExecutor):
         return metrics
 
 
+@click.command("greet")
+@click.argument("who")
+def greet(who: str) -> None:
+    """Say hello to WHO (a plugin's command)."""
+    if who == "nobody":
+        raise RecipeError("greet: nobody to greet; name someone")
+    click.echo(f"hello {who}")
+
+
 class Plugin:
     seen: list = []
+
+    @hookimpl
+    def mdf_register_commands(self, registry):
+        registry.add(greet)
 
     @hookimpl
     def mdf_register_state_types(self, registry):
@@ -233,6 +260,30 @@ def test_mdf_recipe_loaded(plugins, tmp_path):
     assert Plugin.seen == [recipe]
     with pytest.raises(RecipeError, match="refused by the test plugin"):
         parse_recipe(_recipe(tmp_path, stage="forbidden"), plugins=plugins)
+
+
+def test_mdf_register_commands(plugins):
+    """A plugin's command is listed after mdf's own and runs; its MdfError keeps its exit code. A plugin may not
+    take one of mdf's own names nor register something that is not a click command."""
+    from mdf.commands import CommandRegistry
+
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["--help"])
+    assert listed.exit_code == 0 and "greet" in listed.output and "Say hello to WHO" in listed.output
+    assert listed.output.index(" run ") < listed.output.index(" greet ")
+    assert runner.invoke(cli, ["greet", "you"]).output == "hello you\n"
+    failed = runner.invoke(cli, ["greet", "nobody"])
+    assert isinstance(failed.exception, RecipeError) and failed.exception.exit_code == 2
+    registry = CommandRegistry()
+    with pytest.raises(PluginError, match="'run', which is one of mdf's own commands"):
+        registry.add(click.Command("run"))
+    with pytest.raises(PluginError, match=r"not a click\.Command"):
+        registry.add(greet.callback)
+    with pytest.raises(PluginError, match="lower-case"):
+        registry.add_lazy("Greet_Me", "somewhere:command")
+    registry.add(greet)
+    with pytest.raises(PluginError, match="already registered"):
+        registry.add_lazy("greet", "somewhere:command")
 
 
 def test_every_hook_has_a_test():

@@ -13,6 +13,7 @@ from importlib.util import find_spec
 import pytest
 
 from mdf import Filter, PluginError, RecipeError
+from mdf.commands import CORE_COMMANDS
 from mdf.operators import Operator
 from mdf.plugins import _load, load_plugins
 from mdf.registry import Owner, Registry
@@ -37,7 +38,21 @@ from mdf import hookimpl
 def mdf_register_operators(registry):
     registry.add_lazy("lazy_filter", "lazyplug_ops:Lazy")
     registry.add_lazy("broken_filter", "lazyplug_broken:Broken")
+
+@hookimpl
+def mdf_register_commands(registry):
+    registry.add_lazy("lazy-hello", "lazyplug_cli:command")
+    registry.add_lazy("broken-cmd", "lazyplug_broken:command")
 """
+
+GOOD_CLI = '''
+import click
+
+@click.command("lazy-hello")
+def command():
+    """Print hello (a plugin's command registered by reference)."""
+    click.echo("hello from lazyplug")
+'''
 
 
 @pytest.fixture
@@ -50,6 +65,7 @@ def lazy_plugin(tmp_path, monkeypatch):
     (dist / "entry_points.txt").write_text("[mdf]\nlazyplug = lazyplug_mod\n")
     (tmp_path / "lazyplug_mod.py").write_text(textwrap.dedent(PLUGIN))
     (tmp_path / "lazyplug_ops.py").write_text(textwrap.dedent(GOOD_OP))
+    (tmp_path / "lazyplug_cli.py").write_text(textwrap.dedent(GOOD_CLI))
     (tmp_path / "lazyplug_broken.py").write_text("raise RuntimeError('boom in the operator module')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
@@ -90,6 +106,44 @@ def test_mdf_plugins_lists_a_lazy_module_that_fails_with_its_error(lazy_plugin):
     names = {d["name"] for d in json.loads(ops.stdout)}
     assert "lazy_filter" in names and "broken_filter" not in names
     assert ("exact_dedup" in names) == ("dedup" in installed)
+
+
+def test_a_plugin_command_is_imported_when_asked_and_a_broken_one_fails_alone(lazy_plugin):
+    """``mdf --help`` lists a plugin's commands after mdf's own, a broken one with its error; the broken one fails
+    in one line (exit 1) naming the plugin, while ``mdf``, the other command and ``mdf plugins`` go on working.
+    Seen red with ``get_command`` asking the registry's ``get`` (the import error escapes): ``mdf --help`` itself
+    exited 2 with the error line."""
+    plugins = load_plugins()
+    assert {"broken-cmd", "lazy-hello"} <= set(plugins.commands.names())  # (and index where mdf-dedup is)
+    assert "lazyplug_cli" not in sys.modules  # loading the plugin imported no command module
+    helped = subprocess.run([*MDF, "--help"], capture_output=True, text=True)
+    assert helped.returncode == 0, helped.stderr
+    lines = helped.stdout.splitlines()
+    listed_names = [ln.split()[0] for ln in lines[lines.index("Commands:") + 1 :] if ln.startswith("  ")]
+    assert listed_names == [*CORE_COMMANDS, *plugins.commands.names()]
+    assert "broken-cmd  (failed to load; `mdf broken-cmd` says why)" in helped.stdout
+    ran = subprocess.run([*MDF, "lazy-hello"], capture_output=True, text=True)
+    assert (ran.returncode, ran.stdout) == (0, "hello from lazyplug\n"), ran.stderr
+    broken = subprocess.run([*MDF, "broken-cmd", "--flag", "x"], capture_output=True, text=True)
+    assert broken.returncode == 1 and "Traceback" not in broken.stderr
+    assert broken.stderr.startswith("error: plugin 'lazyplug' (lazyplug): command 'broken-cmd'")
+    assert "boom in the operator module" in broken.stderr and len(broken.stderr.splitlines()) == 1
+    listed = subprocess.run([*MDF, "plugins", "--json"], capture_output=True, text=True)
+    info = {i["name"]: i for i in json.loads(listed.stdout)}["lazyplug"]
+    assert info["contributed"]["commands"] == ["broken-cmd", "lazy-hello"] and "boom" in info["error"]
+
+
+def test_an_unknown_command_names_a_plugin_that_failed_to_load(tmp_path, monkeypatch):
+    """``mdf index`` where the plugin that would add it fails to import: the usage error says a plugin failed to
+    load (click's bare "No such command" before)."""
+    dist = tmp_path / "deadplug-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: deadplug\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[mdf]\ndeadplug = deadplug_mod\n")
+    (tmp_path / "deadplug_mod.py").write_text("raise ImportError('deadplug needs a missing library')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    out = subprocess.run([*MDF, "no-such-command"], capture_output=True, text=True)
+    assert out.returncode == 2 and "plugin 'deadplug' (deadplug) failed to load" in out.stderr, out.stderr
 
 
 class Other(Filter):

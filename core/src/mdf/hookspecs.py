@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from mdf.commands import CommandRegistry
     from mdf.recipe import Recipe
     from mdf.registry import Registry
 
@@ -139,4 +140,25 @@ def mdf_register_executors(registry: Registry) -> None:
     :return: nothing.
 
     .. versionadded:: 0.2
+    """
+
+
+@hookspec
+def mdf_register_commands(registry: CommandRegistry) -> None:
+    """Add the plugin's sub-commands of ``mdf`` (click commands or groups), keyed by their name.
+
+    Register by reference so that loading the plugin (every run does) imports none of the command's code:
+    ``registry.add_lazy("index", "mdf_dedup.cli:command")`` names a module attribute holding a
+    :class:`click.Command` whose ``name`` is the registered one; ``registry.add(command)`` takes the command
+    itself. ``mdf --help`` lists the commands of the installed plugins after mdf's own, and ``mdf NAME ...``
+    runs one. A name is lower-case words joined by ``-``; one of mdf's own commands (``run``, ``validate``, ...)
+    or one another plugin took is refused as a :class:`mdf.errors.PluginError` of this plugin. A command whose
+    module fails to import fails alone, in one line naming the plugin; ``mdf plugins`` shows the error.
+
+    Raise :class:`mdf.errors.MdfError` subclasses from the command for one-line errors (``RecipeError``: exit 2).
+
+    :param registry: the command registry.
+    :return: nothing.
+
+    .. versionadded:: 0.3
     """

@@ -27,6 +27,7 @@ from typing import Any
 import pluggy
 
 from mdf import hookspecs
+from mdf.commands import CommandRegistry
 from mdf.errors import PluginError
 from mdf.executor.api import Executor
 from mdf.io.base import Reader, Writer
@@ -46,6 +47,7 @@ _HOOKS = {
     "mdf_register_executors": "executors",
     "mdf_register_modalities": "modalities",
     "mdf_register_cost_classes": "cost_classes",
+    "mdf_register_commands": "commands",
 }
 
 
@@ -74,10 +76,14 @@ class Plugins:
     executors: Registry = field(default_factory=lambda: Registry("executor", Executor))
     modalities: Registry = field(default_factory=lambda: Registry("modality", Modality))
     cost_classes: Registry = field(default_factory=lambda: Registry("cost class", CostClass))
+    commands: CommandRegistry = field(default_factory=CommandRegistry)
 
     def registries(self) -> list[Registry]:
-        return [self.operators, self.readers, self.writers, self.state_types, self.executors, self.modalities,
-                self.cost_classes]  # fmt: skip
+        return [getattr(self, key) for key in _HOOKS.values()]
+
+    def registry(self, hook: str) -> Registry:
+        """The registry the hook ``hook`` (``mdf_register_*``) fills."""
+        return getattr(self, _HOOKS[hook])  # type: ignore[no-any-return]
 
     def resolve_all(self) -> None:
         """Import every class registered by reference; one that fails becomes its plugin's error (the first
@@ -130,6 +136,7 @@ def _load(disabled: frozenset[str]) -> Plugins:
         "executors": Registry("executor", Executor),
         "modalities": Registry("modality", Modality),
         "cost_classes": Registry("cost class", CostClass),
+        "commands": CommandRegistry(),
     }
     for hook, key in _HOOKS.items():
         registry = regs[key]
@@ -153,17 +160,7 @@ def _load(disabled: frozenset[str]) -> Plugins:
     failed = [Owner(i.name, i.distribution, i.version) for i in infos if i.error]
     for registry in regs.values():
         registry.failed = failed
-    return Plugins(
-        pm,
-        regs["operators"],
-        regs["readers"],
-        regs["writers"],
-        infos,
-        state_types=regs["state_types"],
-        executors=regs["executors"],
-        modalities=regs["modalities"],
-        cost_classes=regs["cost_classes"],
-    )
+    return Plugins(pm, infos=infos, **regs)
 
 
 def _check_state_types(operators: Registry, state_types: Registry, by_name: dict[str, PluginInfo]) -> None:

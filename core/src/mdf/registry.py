@@ -71,14 +71,20 @@ class Registry(Generic[T]):
         """
         owner = self.current_owner
         module, _, attr = ref.partition(":")
-        if not name.isidentifier() or not module or not attr:
+        if not self.valid_name(name) or not module or not attr:
             raise PluginError(
-                f"plugin '{owner.plugin}': add_lazy({name!r}, {ref!r}) needs a snake_case name and a "
+                f"plugin '{owner.plugin}': add_lazy({name!r}, {ref!r}) needs a {self.name_rule} name and a "
                 "'package.module:Class' reference"
             )
         self._claim(name, ref, owner)
         self._refs[name] = ref
         self._owners[name] = owner
+
+    name_rule = "snake_case"
+
+    def valid_name(self, name: str) -> bool:
+        """Whether ``name`` may name an entry (a recipe key: a Python identifier)."""
+        return name.isidentifier()
 
     def _check_class(self, cls: object, owner: Owner) -> None:
         if not isinstance(cls, type) or not issubclass(cls, self.base):
@@ -87,8 +93,8 @@ class Registry(Generic[T]):
                 f"{self.base.__module__}.{self.base.__name__}"
             )
         name = getattr(cls, "name", "")
-        if not name or not name.isidentifier():
-            raise PluginError(f"plugin '{owner.plugin}': {self.kind} {cls.__name__} needs a snake_case `name`")
+        if not name or not self.valid_name(name):
+            raise PluginError(f"plugin '{owner.plugin}': {self.kind} {cls.__name__} needs a {self.name_rule} `name`")
 
     def _claim(self, name: str, what: type | str, owner: Owner) -> None:
         """Refuse a name another plugin took (the same class or reference registered twice is fine)."""

@@ -26,7 +26,7 @@ import pytest
 from mdf.deduplicator import Deduplicator
 from mdf.metrics import REASON, RunMetrics
 from mdf.operators import BatchContext, Filter, Operator
-from mdf.plugins import Plugins
+from mdf.plugins import _HOOKS, Plugins
 from mdf.state import KeyState
 
 
@@ -78,18 +78,10 @@ def register_plugin(plugins: Plugins, plugin: object, name: str) -> None:
     """Register ``plugin`` (an object or module with hookimpls) on a loaded plugin set, running its
     registration hooks as loading from an entry point would. For testing hooks without installing a package."""
     plugins.manager.register(plugin, name=name)
-    for hook, registry in (
-        ("mdf_register_operators", plugins.operators),
-        ("mdf_register_readers", plugins.readers),
-        ("mdf_register_writers", plugins.writers),
-        ("mdf_register_state_types", plugins.state_types),
-        ("mdf_register_executors", plugins.executors),
-        ("mdf_register_modalities", plugins.modalities),
-        ("mdf_register_cost_classes", plugins.cost_classes),
-    ):
+    for hook in _HOOKS:
         for impl in getattr(plugins.manager.hook, hook).get_hookimpls():
             if impl.plugin_name == name:
-                impl.function(registry=registry)
+                impl.function(registry=plugins.registry(hook))
 
 
 def read_output(path: str | Path) -> pa.Table | None:

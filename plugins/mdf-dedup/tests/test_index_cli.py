@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 
 import pyarrow.compute as pc
@@ -10,7 +13,7 @@ from click.testing import CliRunner
 from dedup_helpers import exact_corpus
 from index_helpers import ids, run, split
 
-from mdf.cli.index import command
+from mdf_dedup.cli import command
 from mdf_dedup.index.files import IndexFiles
 from mdf_dedup.index.manifest import read_manifest
 
@@ -69,3 +72,21 @@ def test_info_reads_the_manifest_only(tmp_path):
 def test_info_of_no_index_is_one_line(tmp_path):
     res = CliRunner().invoke(command, ["info", str(tmp_path)])
     assert res.exit_code != 0 and "no index at" in str(res.exception)
+
+
+def test_mdf_lists_index_only_where_the_plugin_is_loaded():
+    """The plugin adds ``mdf index`` through ``mdf_register_commands``: listed by ``mdf --help`` and run by ``mdf``
+    where mdf-dedup is loaded, absent (click's "No such command", exit 2) where it is disabled, as where it is not
+    installed. Seen red on eefbc81: core listed ``index`` with the plugin disabled (and, not installed, answered
+    ``mdf index`` with an install hint: core named the plugin's private modules)."""
+    mdf = [sys.executable, "-c", "from mdf.cli import main; main()"]
+    env = {k: v for k, v in os.environ.items() if k != "MDF_DISABLE_PLUGINS"}
+    listed = subprocess.run([*mdf, "--help"], capture_output=True, text=True, env=env)
+    assert listed.returncode == 0 and "\n  index " in listed.stdout, listed.stderr
+    ran = subprocess.run([*mdf, "index", "--help"], capture_output=True, text=True, env=env)
+    assert ran.returncode == 0 and "compact" in ran.stdout and "info" in ran.stdout
+    env["MDF_DISABLE_PLUGINS"] = "dedup"
+    listed = subprocess.run([*mdf, "--help"], capture_output=True, text=True, env=env)
+    assert listed.returncode == 0 and " index " not in listed.stdout and "\n  run " in listed.stdout
+    ran = subprocess.run([*mdf, "index", "info", "somewhere"], capture_output=True, text=True, env=env)
+    assert ran.returncode == 2 and "No such command 'index'" in ran.stderr, ran.stderr

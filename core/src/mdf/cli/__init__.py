@@ -1,7 +1,9 @@
 """The ``mdf`` command: one module per sub-command; errors become one line and an exit code.
 
 Sub-command modules are imported when their command runs (``mdf --version`` imports none of them, and
-``mdf ops`` not the executors or Ray).
+``mdf ops`` not the executors or Ray). Plugins add commands through ``mdf_register_commands``
+(:mod:`mdf.commands`); the plugins are loaded only to list them (``mdf --help``) or to run a name that is not
+one of mdf's own.
 
 A :class:`~mdf.errors.MdfError` prints as ``error: <message>`` without a traceback: exit 2 for recipe and
 input-listing problems (nothing was done), 1 for failures during the run. Any other exception is a bug in
@@ -43,24 +45,33 @@ import sys
 import click
 
 from mdf import __version__
+from mdf.commands import CORE_COMMANDS
 from mdf.errors import MdfError, plain
-
-COMMANDS = ("run", "validate", "plan", "ops", "plugins", "demo", "report", "index")
 
 
 class LazyGroup(click.Group):
-    """Imports ``mdf.cli.<name>`` only when the command ``name`` is asked for."""
+    """Imports ``mdf.cli.<name>`` only when the command ``name`` is asked for; a plugin's command only when it
+    is asked for or listed."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
+        from mdf.plugins import load_plugins
+
+        return [*CORE_COMMANDS, *load_plugins().commands.names()]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in COMMANDS:
-            return None
         from mdf.pandas_probe import defer_pandas
 
         defer_pandas()  # before any module of the command converts a Python value with pyarrow
-        return importlib.import_module(f"mdf.cli.{cmd_name}").command  # type: ignore[no-any-return]
+        if cmd_name in CORE_COMMANDS:
+            return importlib.import_module(f"mdf.cli.{cmd_name}").command  # type: ignore[no-any-return]
+        from mdf.plugins import load_plugins
+
+        commands = load_plugins().commands
+        if cmd_name in commands:
+            return commands.command(cmd_name)
+        if commands.failed:  # a plugin that failed to load may be the one that adds it: say so
+            raise click.UsageError(f"{commands.unknown_message(cmd_name)}", ctx)
+        return None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,5 +1,5 @@
-"""Entry point ``dedup``: registers the deduplicators and the state types minhash_dedup(verify) and the
-persistent index ask.
+"""Entry point ``dedup``: registers the deduplicators, the state types minhash_dedup(verify) and the
+persistent index ask, and the ``mdf index`` command.
 
 Everything is registered by reference (``registry.add_lazy``), so loading the plugin imports none of its
 modules: a run imports the deduplicator its recipe names, and nothing of this plugin otherwise.
@@ -25,6 +25,11 @@ def mdf_register_state_types(registry: Registry) -> None:
     registry.add_lazy("minhash_band_owners", "mdf_dedup.state:BandOwners")
     registry.add_lazy("minhash_signatures", "mdf_dedup.state:Signatures")
     registry.add_lazy("dedup_index", "mdf_dedup.index.state:IndexState")
+
+
+@hookimpl
+def mdf_register_commands(registry: Any) -> None:
+    registry.add_lazy("index", "mdf_dedup.cli:command")
 
 
 @hookimpl

@@ -1,27 +1,19 @@
 """``mdf index info PATH`` and ``mdf index compact PATH``: the persistent dedup index of ``exact_dedup`` and
-``minhash_dedup`` (``index:``), whose format the mdf-dedup plugin owns (:mod:`mdf_dedup.index`).
+``minhash_dedup`` (``index:``), whose format this plugin owns (:mod:`mdf_dedup.index`).
 
-``info`` reads the manifest only, so it answers in the same time for a thousand keys or a billion.
+The plugin adds the command to ``mdf`` through ``mdf_register_commands`` (by reference: loading the plugin for a
+run imports nothing of it), so ``mdf index`` exists exactly where mdf-dedup is installed. The index modules are
+imported when a sub-command runs, not for ``mdf --help``. ``info`` reads the manifest only, so it answers in the
+same time for a thousand keys or a billion.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from mdf.errors import MissingDependencyError, RecipeError
-
-
-def _admin() -> Any:
-    try:
-        from mdf_dedup.index import admin
-    except ImportError:
-        raise MissingDependencyError("mdf index needs the mdf-dedup plugin: pip install mdf-dedup") from None
-    return admin
+from mdf import RecipeError
 
 
 @click.group("index")
@@ -34,7 +26,11 @@ def command() -> None:
 @click.option("--json", "as_json", is_flag=True, help="print the figures as JSON")
 def info(path: str, as_json: bool) -> None:
     """Generations, keys, bytes per key and the settings the keys were made with (from the manifest alone)."""
-    admin = _admin()
+    from rich.console import Console
+    from rich.table import Table
+
+    from mdf_dedup.index import admin
+
     try:
         out = admin.info(path)
     except admin.NoIndex as exc:
@@ -66,7 +62,7 @@ def info(path: str, as_json: bool) -> None:
 @click.option("--buckets", type=click.IntRange(min=1), help="files per generation (default: the most any has)")
 def compact(path: str, buckets: int | None) -> None:
     """Merge every generation into one (fewer files to open per run); takes the index's lock like an update run."""
-    admin = _admin()
+    from mdf_dedup.index import admin
     from mdf_dedup.index.manifest import IndexBusy
 
     try:
