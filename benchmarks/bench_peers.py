@@ -11,7 +11,7 @@ their corpus, their verifier, their interleaved runner; one command, one table (
   with ``storage_options`` on the same server (``peers/s3.py``).
 * Quality chain: DataTrove 0.10.1's Gopher repetition -> Gopher quality -> C4 -> FineWeb against mdf's four
   filters on every real text of ``../shared/data`` (``peers/quality.py``), one core each, whole process.
-* URL domain kernel, one thread: ``mdf_kernels.domain_blocked(url_host(...))`` against ``urlsplit().hostname`` +
+* URL domain kernel, one thread: ``mdf_kernels.url_verdicts`` (url_filter's) against ``urlsplit().hostname`` +
   a parent-domain set lookup (``bench_kernels_url.py``), on its generated URLs and on the W1 corpus's.
 
 Every W1-W3 figure is ``peer_run.py``'s: each system a whole process (interpreter start, imports, the write),
