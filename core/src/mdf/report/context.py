@@ -13,6 +13,7 @@ from mdf import __version__
 from mdf.cpus import usable_cores
 from mdf.recipe import Recipe
 from mdf.run_stats import ClusterInfo, Machine, RunContext
+from mdf.storage.redact import redact_tree
 from mdf.storage.urls import is_remote
 
 
@@ -45,7 +46,7 @@ def run_context(recipe: Recipe, batch_plan: dict[str, Any] | None, batch_rows: i
     """The recipe (after ``--set`` overrides), where rejected rows went, the machine, the batch-size choice."""
     rejected = recipe.rejected
     return RunContext(
-        recipe=recipe.model_dump(mode="json"),
+        recipe=redact_tree(recipe.model_dump(mode="json")),  # input URLs without their credentials
         rejected_path=_where(str(rejected.params["path"])) if rejected and "path" in rejected.params else None,
         rejected_format=rejected.type if rejected else None,
         machine=machine(),
