@@ -203,7 +203,7 @@ def test_item7_an_operator_failure_is_one_line_naming_stage_operator_shard_and_b
     if executor == "ray":
         assert f"(remote traceback in {log})" in line
         remote = log.read_text()
-        assert "ray::ShardRunner.run()" in remote and 'mdf/operators.py", line' in remote
+        assert "ray::ShardActor.run()" in remote and 'mdf/operators.py", line' in remote
 
 
 def test_item8_validate_checks_the_columns_operators_read_before_any_work(tmp_path, capsys):

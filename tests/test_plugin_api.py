@@ -17,7 +17,9 @@ import mdf.storage
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLIC = {"mdf", "mdf.testing", "mdf.storage"}  # mdf.storage: the object-storage layer readers use
-SOURCES = sorted([*ROOT.glob("plugins/*/src"), ROOT / "examples" / "mdf-example-plugin" / "src"])
+SOURCES = sorted(
+    [*ROOT.glob("plugins/*/src"), ROOT / "examples" / "mdf-example-plugin" / "src", ROOT / "tests" / "serial_executor"]
+)
 
 
 def mdf_imports(path: Path) -> list[tuple[int, str, list[str]]]:

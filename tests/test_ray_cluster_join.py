@@ -156,14 +156,14 @@ def test_joining_a_cluster_started_with_ray_start(cluster, inline_output, tmp_pa
 
 WORKER_ENV_CHILD = r"""
 import json, os, sys
-os.environ.update(OPENBLAS_NUM_THREADS="3", MIMALLOC_ARENA_EAGER_COMMIT="0")  # the driver's, as `mdf` sets them
-from mdf.executor.placement import connect
+os.environ.update(OPENBLAS_NUM_THREADS="3", MIMALLOC_ARENA_EAGER_COMMIT="0", MIMALLOC_PURGE_DECOMMITS="0")  # as `mdf`
+from mdf.executor.placement import WORKER_ENV, connect
 from mdf.executor.ray_params import RayParams
 session = connect(RayParams(address=sys.argv[1]))
 import ray
 @ray.remote(num_cpus=0)
 def seen():
-    return [os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "MIMALLOC_ARENA_EAGER_COMMIT")]
+    return [os.environ.get(k) for k in WORKER_ENV]
 print(json.dumps(ray.get(seen.remote())))
 session.close()
 """
@@ -173,15 +173,14 @@ def test_a_joined_clusters_workers_get_the_drivers_allocator_settings(cluster):
     """A cluster's workers have the environment of the shell that ran `ray start`, not the driver's: the
     settings `mdf` makes before pyarrow loads mimalloc did not reach them, and W1 1 M joined to a `ray start`
     head ran at a median 9.47 s against 8.89 s with them. Seen red without the job's runtime_env: the worker had
-    neither variable (the cluster's shell had none)."""
+    neither variable (the cluster's shell had none); and, before ``MIMALLOC_PURGE_DECOMMITS`` joined
+    ``WORKER_ENV``, without that one."""
     ray_tmp, port, auth = cluster
-    env = {
-        k: v for k, v in _env(ray_tmp, auth).items() if k not in ("OPENBLAS_NUM_THREADS", "MIMALLOC_ARENA_EAGER_COMMIT")
-    }
+    env = {k: v for k, v in _env(ray_tmp, auth).items() if not k.startswith(("OPENBLAS_", "MIMALLOC_"))}
     out = subprocess.run([sys.executable, "-c", WORKER_ENV_CHILD, f"127.0.0.1:{port}"], env=env,
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == ["3", "0"]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == ["3", "0", "0"]
 
 
 def test_a_cluster_that_is_not_there_is_exit_2_naming_the_address(tmp_path, inline_output):

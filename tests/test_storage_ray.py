@@ -195,8 +195,8 @@ def test_a_node_that_cannot_reach_s3_is_named_in_the_one_line(tmp_path: Path, mo
 def test_a_node_that_cannot_read_s3_is_named_in_the_one_line(tmp_path: Path, monkeypatch) -> None:
     """In whole-shard mode the worker hosts read the input themselves, so a read that fails for good says which
     node it ran on too, as an upload does. The replica class runs here in this process, Ray's actor wrapper
-    aside. Seen red without ``ShardRunner._read``'s wrapping: only the URL and the error."""
-    from mdf.executor.actors import ShardRunner
+    aside. Seen red without the wrapping of the replica's reader (``_NodeReader``): only the URL and the error."""
+    from mdf.executor.actors import ShardActor
     from mdf.io.base import Shard
     from mdf.recipe import ComponentSpec, StageSpec
     from mdf.storage import S3Settings, StorageError, StorageSettings, configure
@@ -205,7 +205,7 @@ def test_a_node_that_cannot_read_s3_is_named_in_the_one_line(tmp_path: Path, mon
     monkeypatch.setenv("MDF_CACHE_DIR", str(tmp_path / "cache"))
     unreachable = StorageSettings(s3=S3Settings(endpoint_url="http://127.0.0.1:9", max_attempts=1, connect_timeout_s=1))
     url = "s3://b/in/part-0.parquet"
-    runner = ShardRunner(
+    runner = ShardActor(
         ComponentSpec(type="parquet", paths=[url]),
         100,
         [(0, StageSpec(name="s", operators=["noop_refiner"]))],

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[2]
 AEB = ROOT.parent / "shared" / "data" / "aeb"
+PAGES = ROOT.parent / "shared" / "data"  # readability-pages/*/source.html, trafeval-dev/tests/{eval,cache}/*.html
 
 BOILERPLATE = [
     "Home | About | Contact",
@@ -54,6 +55,26 @@ def real_texts() -> list[tuple[str, str]]:
         html = gzip.decompress((AEB / "html" / f"{pid}.html.gz").read_bytes()).decode("utf-8", "replace")
         out.append(("aeb_main", extract_plain_text(html, main_content=True)))
         out.append(("aeb_all", extract_plain_text(html, main_content=False)))
+    return out
+
+
+def more_real_texts() -> list[tuple[str, str]]:
+    """resiliparse's main-content and all-text extraction of the other real pages of ``../shared/data``: the 130
+    Readability test pages and the 506 trafilatura evaluation pages (many languages and site kinds)."""
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
+
+    pages = sorted(PAGES.glob("readability-pages/*/source.html"))
+    pages += sorted(PAGES.glob("trafeval-dev/tests/eval/*.html")) + sorted(
+        PAGES.glob("trafeval-dev/tests/cache/*.html")
+    )
+    out = []
+    for page in pages:
+        raw = page.read_bytes()
+        html = bytes_to_str(raw, detect_encoding(raw))
+        kind = "readability" if "readability-pages" in str(page) else "trafeval"
+        out.append((f"{kind}_main", extract_plain_text(html, main_content=True)))
+        out.append((f"{kind}_all", extract_plain_text(html, main_content=False)))
     return out
 
 
@@ -148,9 +169,14 @@ def edges(rng: random.Random) -> list[tuple[str, str]]:
 
 
 def build(path: Path, n_generated: int) -> None:
+    """``n_generated`` >= 0: the filter benchmark's set (AEB texts, generated pages, edges); -1: every real text
+    (the AEB's three and the other pages' two extractions), the quality chain's set in ``bench_peers.py``."""
     rng = random.Random(15)
     real = real_texts()
-    rows = real + generated([t for s, t in real if s == "aeb_body"], n_generated, rng) + edges(rng)
+    if n_generated < 0:
+        rows = real + more_real_texts()
+    else:
+        rows = real + generated([t for s, t in real if s == "aeb_body"], n_generated, rng) + edges(rng)
     table = pa.table(
         {
             "id": [f"{i:05d}" for i in range(len(rows))],

@@ -155,8 +155,11 @@ def _measure_run(recipe_path) -> tuple[int, int]:
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"  # KiB on Linux
     )
     # mimalloc (Arrow's default pool here) keeps freed pages for a while; a run that must stay under a memory
-    # ceiling sets MIMALLOC_PURGE_DELAY=0 (README: ~10% more CPU on W1), so the test measures that setting
-    env = {**os.environ, "MIMALLOC_PURGE_DELAY": "0"}
+    # ceiling sets MIMALLOC_PURGE_DELAY=0 (README: ~10% more CPU on W1), so the test measures that setting, in a
+    # user's environment: without the MIMALLOC_PURGE_DECOMMITS=0 this session got from importing mdf.cli (with it
+    # freed pages are MADV_FREE'd and stay in RSS: seen red, RSS grew 139 MB over the 64 MB plan)
+    env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_PURGE_DECOMMITS"}
+    env["MIMALLOC_PURGE_DELAY"] = "0"
     out = subprocess.run(
         [sys.executable, "-c", wrapper, child, str(recipe_path), arrow_file], capture_output=True, env=env
     )

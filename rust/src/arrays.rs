@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::{
     Array, ArrayRef, BooleanArray, FixedSizeBinaryArray, FixedSizeListArray, StringArray,
-    UInt32Array, UInt64Array,
+    UInt32Array, UInt64Array, UInt8Array,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer};
 use arrow_data::ArrayData;
@@ -159,6 +159,10 @@ pub fn u32_signatures(chunks: &[ArrayData]) -> KResult<(usize, Vec<u32>, Option<
 
 pub fn u64_array(values: Vec<u64>, nulls: Option<NullBuffer>) -> ArrayRef {
     Arc::new(UInt64Array::new(values.into(), nulls))
+}
+
+pub fn u8_array(values: Vec<u8>) -> ArrayRef {
+    Arc::new(UInt8Array::new(values.into(), None))
 }
 
 pub fn bool_array(values: Vec<bool>, nulls: Option<NullBuffer>) -> ArrayRef {

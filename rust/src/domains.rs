@@ -111,6 +111,56 @@ impl DomainSet {
     }
 }
 
+/// [`url_verdict`]: the URL's host is kept.
+pub const URL_KEEP: u8 = 0;
+/// [`url_verdict`]: no host, or one no host has (`url_filter`'s `bad_url`).
+pub const URL_BAD: u8 = 1;
+/// [`url_verdict`]: the host or a parent domain is in the set (`url_filter`'s `blocked_domain`).
+pub const URL_BLOCKED: u8 = 2;
+
+/// Bytes no host has: what `url_filter`'s arrow engine matches with RE2's `[\s<>"{}|\\^`%]`
+/// (RE2's `\s` is tab, LF, FF, CR and space; not VT). Hosts are lowercased ASCII or UTF-8
+/// whose multi-byte sequences never hold an ASCII byte, so a byte test is a character test.
+const fn bad_host_bytes() -> [bool; 256] {
+    let mut t = [false; 256];
+    let bad = b"\t\n\x0c\r <>\"{}|\\^`%";
+    let mut i = 0;
+    while i < bad.len() {
+        t[bad[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+const BAD_HOST: [bool; 256] = bad_host_bytes();
+
+/// What `url_filter` decides for one URL, in one pass and without building a host column: the
+/// host is `urlsplit(url).hostname` ([`crate::url::url_host`]) less its trailing dots; none, an
+/// empty one or one with a [`BAD_HOST`] byte is [`URL_BAD`]; one that `set` blocks (itself or a
+/// parent domain) is [`URL_BLOCKED`]; else [`URL_KEEP`]. Equal, row for row, to the arrow
+/// engine's `clean_hosts(url_host(urls))` followed by `domain_blocked`. A null URL or one that
+/// is not UTF-8 has no host.
+pub fn url_verdict(url: Option<&[u8]>, set: &DomainSet) -> u8 {
+    let Some(host) = url
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .and_then(crate::url::url_host)
+    else {
+        return URL_BAD;
+    };
+    let host = host.trim_end_matches('.');
+    if host.is_empty() || host.bytes().any(|b| BAD_HOST[usize::from(b)]) {
+        URL_BAD
+    } else if set.blocks(host) {
+        URL_BLOCKED
+    } else {
+        URL_KEEP
+    }
+}
+
+/// [`url_verdict`] of every row of a URL column.
+pub fn url_verdict_column(urls: &BytesColumn, set: &DomainSet) -> Vec<u8> {
+    urls.par_map(|| (), |_, v| url_verdict(v, set))
+}
+
 /// Registrable domain ("eTLD+1") of a host, `None` for IP addresses, public suffixes
 /// themselves and hosts without a dot-separated suffix.
 pub fn registered_domain(host: &str) -> Option<Cow<'_, str>> {
@@ -166,8 +216,51 @@ mod tests {
         assert_eq!(rd(""), None);
     }
 
+    /// The arrow engine's steps, one by one: host, trailing dots, bad host, blocklist walk.
+    fn verdict_by_steps(url: &str, set: &DomainSet) -> u8 {
+        let Some(host) = crate::url::url_host(url) else {
+            return URL_BAD;
+        };
+        let host = host.trim_end_matches('.');
+        let bad = |c: char| "\t\n\x0c\r <>\"{}|\\^`%".contains(c);
+        if host.is_empty() || host.contains(bad) {
+            URL_BAD
+        } else {
+            u8::from(set.blocks(host)) * URL_BLOCKED
+        }
+    }
+
+    #[test]
+    fn url_verdicts() {
+        let s = DomainSet::new(["bad.com", "2001:db8::bad"]);
+        let v = |u: &str| url_verdict(Some(u.as_bytes()), &s);
+        assert_eq!(v("https://www.BAD.com./x"), URL_BLOCKED);
+        assert_eq!(v("https://notbad.com/"), URL_KEEP);
+        assert_eq!(v("https://[2001:db8::bad]/"), URL_BLOCKED);
+        assert_eq!(v("https://..../"), URL_BAD);
+        assert_eq!(v("https://a b.com/"), URL_BAD);
+        assert_eq!(v("https://a\x0bb.com/"), URL_KEEP); // VT is not RE2's \s
+        assert_eq!(v("https://[fe80::1%25eth0]/"), URL_BAD); // '%' (a zone id)
+        assert_eq!(v("not a url"), URL_BAD);
+        assert_eq!(url_verdict(None, &s), URL_BAD);
+        assert_eq!(url_verdict(Some(b"https://\xff.com/"), &s), URL_BAD);
+    }
+
     proptest! {
         #![proptest_config(crate::fuzz_cases(300))]
+        #[test]
+        fn url_verdict_is_the_steps(
+            scheme in "(https?:)?//",
+            user in "([a-z]{1,3}@)?",
+            host in "[a-zA-Z0-9.\\-\\[\\]: %<>\"\\x0b\t]{0,16}",
+            rest in "(:[0-9]{0,3})?(/[a-z]*)?",
+            blocked in "[a-z.]{0,8}",
+        ) {
+            let s = DomainSet::new([blocked.as_str(), "a.b"]);
+            let url = format!("{scheme}{user}{host}{rest}");
+            prop_assert_eq!(url_verdict(Some(url.as_bytes()), &s), verdict_by_steps(&url, &s));
+        }
+
         #[test]
         fn fuzz_never_panics(h in any::<String>(), d in "[a-z.]{0,12}") {
             let s = DomainSet::new([d.as_str()]);

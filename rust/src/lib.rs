@@ -44,7 +44,7 @@ mod py_warc;
 use pyo3::prelude::*;
 
 use crate::arrays::{
-    bool_array, fixed_binary_array, string_array, u32_list_array, u64_array, IntColumn,
+    bool_array, fixed_binary_array, string_array, u32_list_array, u64_array, u8_array, IntColumn,
 };
 use crate::columns::BytesColumn;
 use crate::error::KernelError;
@@ -139,6 +139,25 @@ fn domain_blocked(
     let out = run(py, K, move || {
         let col = BytesColumn::from_chunks(&chunks, true)?;
         Ok(bool_array(set.blocks_column(&col), col.nulls()))
+    })?;
+    export(py, K, out)
+}
+
+/// url_verdicts(urls, domain_set) -> pyarrow.UInt8Array
+///
+/// url_filter's decision per URL: 0 keep, 1 bad URL, 2 blocked domain. See _native.pyi.
+#[pyfunction]
+fn url_verdicts(
+    py: Python<'_>,
+    urls: &Bound<'_, PyAny>,
+    domain_set: PyRef<'_, py_sets::DomainSet>,
+) -> PyResult<Py<PyAny>> {
+    const K: &str = "url_verdicts";
+    let chunks = import_chunks(urls, K, "urls")?;
+    let set = &domain_set.inner;
+    let out = run(py, K, move || {
+        let col = BytesColumn::from_chunks(&chunks, true)?;
+        Ok(u8_array(domains::url_verdict_column(&col, set)))
     })?;
     export(py, K, out)
 }
@@ -295,6 +314,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(url_host, m)?)?;
     m.add_function(wrap_pyfunction!(registered_domain, m)?)?;
     m.add_function(wrap_pyfunction!(domain_blocked, m)?)?;
+    m.add_function(wrap_pyfunction!(url_verdicts, m)?)?;
     m.add_function(wrap_pyfunction!(minhash_signatures, m)?)?;
     m.add_function(wrap_pyfunction!(lsh_band_keys, m)?)?;
     m.add_function(wrap_pyfunction!(optimal_bands_rows, m)?)?;

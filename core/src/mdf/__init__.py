@@ -14,9 +14,11 @@ core may move its insides freely, and tests/test_plugin_api.py checks every plug
   :func:`damaged_input_batch` (a damaged record goes to ``rejected``);
 * batch sizing: :class:`Modality` and :class:`CostClass` (what readers and operators declare by name, and
   what ``mdf_register_modalities`` / ``mdf_register_cost_classes`` add);
-* executors: :class:`Executor` and :class:`ExecutorParams` (what ``mdf_register_executors`` adds), and the typed
-  metrics an executor returns: :class:`RunMetrics`, :class:`StageMetrics`, :class:`OperatorMetrics`,
-  :class:`ExecutorMetrics` (subclass it for an executor's own record; ``metrics.json`` is versioned);
+* executors: :class:`Executor` and :class:`ExecutorParams` (what ``mdf_register_executors`` adds), the shard loop
+  every executor runs (:class:`ShardRunner`), its bookkeeping (:class:`PassCounter`) and the passes, key state and
+  checkpoints around it (:func:`run_passes`), and the typed metrics an executor returns: :class:`RunMetrics`,
+  :class:`StageMetrics`, :class:`OperatorMetrics`, :class:`ExecutorMetrics` (subclass it for an executor's own
+  record; ``metrics.json`` is versioned);
 * plugins: :data:`hookimpl`, :class:`Registry` (what every ``mdf_register_*`` hook receives; the hooks are
   documented in :mod:`mdf.hookspecs`);
 * native kernels: :func:`native_kernel` (``mdf_kernels.<name>`` or one install line), :func:`has_native_kernel`,
@@ -71,6 +73,7 @@ _EXPORTS = {
     "OperatorMetrics": "mdf.metrics",
     "OperatorError": "mdf.errors",
     "Params": "mdf.operators",
+    "PassCounter": "mdf.executor.batches",
     "ParquetReader": "mdf.io.parquet",
     "PluginError": "mdf.errors",
     "Reader": "mdf.io.base",
@@ -80,6 +83,7 @@ _EXPORTS = {
     "RunMetrics": "mdf.metrics",
     "Registry": "mdf.registry",
     "Shard": "mdf.io.base",
+    "ShardRunner": "mdf.executor.shard",
     "StageMetrics": "mdf.metrics",
     "StateType": "mdf.state",
     "Writer": "mdf.io.base",
@@ -91,6 +95,7 @@ _EXPORTS = {
     "lit": "mdf.arrowpy",
     "load_recipe": "mdf.resolve",
     "native_kernel": "mdf.native",
+    "run_passes": "mdf.executor.passes",
     "with_columns": "mdf.native",
     "shard_ids": "mdf.io.sharding",
 }
@@ -100,6 +105,9 @@ if TYPE_CHECKING:
     from mdf.deduplicator import Deduplicator, DedupParams
     from mdf.errors import InputError, MdfError, MissingDependencyError, OperatorError, PluginError, RecipeError
     from mdf.executor.api import Executor, ExecutorParams
+    from mdf.executor.batches import PassCounter
+    from mdf.executor.passes import run_passes
+    from mdf.executor.shard import ShardRunner
     from mdf.io.base import DAMAGED_INPUT, Reader, Shard, Writer, damaged_input_batch
     from mdf.io.parquet import ParquetReader
     from mdf.io.sharding import expand_paths, glob_files, shard_ids
@@ -143,6 +151,7 @@ __all__ = [
     "OperatorMetrics",
     "Params",
     "ParquetReader",
+    "PassCounter",
     "PluginError",
     "Reader",
     "ReadsFile",
@@ -151,6 +160,7 @@ __all__ = [
     "Registry",
     "RunMetrics",
     "Shard",
+    "ShardRunner",
     "StageMetrics",
     "StateType",
     "Writer",
@@ -165,6 +175,7 @@ __all__ = [
     "lit",
     "load_recipe",
     "native_kernel",
+    "run_passes",
     "shard_ids",
     "with_columns",
 ]

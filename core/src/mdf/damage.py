@@ -1,9 +1,10 @@
 """Damaged input seen by the driver: listed in metrics and the end-of-run table, or fatal under ``--strict``.
 
 A reader turns damage into one ``reader:damaged_input`` row (:func:`mdf.io.base.damaged_input_batch`) that goes
-to ``rejected:`` like any bad record. The executors hand every batch of reader rejections to :func:`note_damage`
-(on Ray the loader extracts the entries, so the driver never sees rows), which records file, offset and error
-for ``metrics.json`` and the table, and with ``on_damaged_input: fail`` stops the run on the first one.
+to ``rejected:`` like any bad record. The shard loop's read step (:func:`mdf.executor.batches.shard_batches`, in
+the worker that reads, so the driver never sees rows) extracts file, offset and error with
+:func:`damaged_entries`; they travel with the batch's counts to ``metrics.json`` and the table, and with
+``on_damaged_input: fail`` :func:`refuse_damage` stops the run on the first one before its batch goes further.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pyarrow.compute as pc
 
 from mdf.errors import MdfError
 from mdf.io.base import DAMAGED_INPUT
-from mdf.metrics import REASON, RunMetrics
+from mdf.metrics import REASON
 from mdf.run_stats import DamagedInput
 
 
@@ -40,12 +41,9 @@ def damaged_entries(rejected: pa.RecordBatch | None) -> list[DamagedInput]:
     return out
 
 
-def note_damage(metrics: RunMetrics, entries: list[DamagedInput] | None, fail: bool) -> None:
-    """Record damaged files on the run's metrics; raise :class:`DamagedInputError` when the recipe says fail."""
-    if not entries:
-        return
-    metrics.damaged.extend(entries)
-    if fail:
+def refuse_damage(entries: list[DamagedInput]) -> None:
+    """Raise :class:`DamagedInputError` naming the first damaged file, if any (``on_damaged_input: fail``)."""
+    if entries:
         raise DamagedInputError(
             f"damaged input: {entries[0].describe()} (stopped by on_damaged_input: fail / --strict; without it "
             f"the rows before the damage are kept and the damage is a '{DAMAGED_INPUT}' row in rejected)"

@@ -203,7 +203,8 @@ class Filter(Operator):
         """Return a boolean mask (null counts as drop), optionally with a reason.
 
         The reason is one string for every dropped row, or a string array aligned with the batch whose
-        entries for dropped rows say why (entries for kept rows are ignored).
+        entries for dropped rows say why (entries for kept rows are ignored); a dictionary array of strings (a
+        few reasons, an index a row) saves joining the filter's name to every row.
         """
 
     fusable: ClassVar[bool] = False
@@ -227,6 +228,13 @@ class Filter(Operator):
         if isinstance(reasons, str):
             return mask, lit(f"{self.name}:{reasons}")
         name, dropped = lit(self.name), lit("dropped")
+        if isinstance(reasons, pa.DictionaryArray):  # the name joined to each distinct reason, not to every row
+            named = pc.binary_join_element_wise(name, pc.fill_null(reasons.dictionary, dropped), lit(":"))
+            named = pa.concat_arrays([named, pa.array([f"{self.name}:dropped"], pa.string())])
+            index = reasons.indices
+            if index.null_count:
+                index = pc.fill_null(index, pa.scalar(len(named) - 1, index.type))
+            return mask, pc.take(named, index)
         return mask, pc.binary_join_element_wise(name, pc.fill_null(reasons, dropped), lit(":"))
 
     def _apply(self, batch: pa.RecordBatch, ctx: BatchContext) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:

@@ -1,90 +1,98 @@
-"""Counts of committed shards, so ``metrics.json`` after ``--resume`` covers the whole run.
+"""Counts of a run, one record for everything that adds them up: the run's metrics, the per-shard tally and the
+checkpoint that lets ``metrics.json`` after ``--resume`` cover the whole run.
 
-A checkpoint lists the shards whose part files are committed; with it goes :func:`totals`, the counts of
-exactly those shards (rows read, kept, rejected, reasons, damaged files, per-operator counts). Both executors
-have several shards in flight at once (inline: one per worker thread; Ray: one per loader and more), so
-:class:`ShardTally` keeps each shard's counts apart until its commit. A resumed run adds the restored totals to
-its own (:func:`restore`).
+:class:`Counts` is rows read, kept and rejected, batches, the reader's reject reasons, damaged files and the
+operators' counters (recipe order). A batch's counts, a shard's, the committed shards' and a resumed run's
+restored ones are the same record, added with :meth:`Counts.merge`; :meth:`Counts.add_to` adds one to a
+:class:`~mdf.metrics.RunMetrics`. Executors have several shards in flight at once (inline: one per worker thread;
+Ray: one per replica or loader), so :class:`ShardTally` keeps each shard's counts apart until its commit: a
+checkpoint holds exactly the committed shards' counts.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mdf.metrics import OperatorMetrics, RunMetrics
 from mdf.run_stats import DamagedInput
 
-Totals = dict[str, Any]
-"""Plain data (it is saved in the checkpoint manifest as JSON): damaged files and operators as their dicts."""
 _ROWS = ("rows_read", "rows_written", "rows_rejected", "batches")
 
 
-def empty() -> Totals:
-    return {**dict.fromkeys(_ROWS, 0), "reader_reasons": {}, "damaged": [], "operators": []}
+@dataclass
+class Counts:
+    """Rows, batches, reader reasons, damaged files and per-operator counters (by position in the recipe)."""
 
+    reader_reasons: dict[str, int] = field(default_factory=dict)
+    damaged: list[DamagedInput] = field(default_factory=list)
+    operators: list[OperatorMetrics] = field(default_factory=list)
+    """Per operator of the recipe, in recipe order (a batch's carry every operator its chain ran)."""
+    rows_read: int = 0
+    """Rows the reader gave, its rejections included (= written + rejected once every batch is done)."""
+    rows_written: int = 0
+    rows_rejected: int = 0
+    """The reader's rejections and the operators'."""
+    batches: int = 0
 
-def totals(metrics: RunMetrics, operators: list[OperatorMetrics]) -> Totals:
-    """The counts of ``metrics`` and ``operators`` (recipe order) as plain data."""
-    return {
-        **{k: getattr(metrics, k) for k in _ROWS},
-        "reader_reasons": dict(metrics.reader_reasons),
-        "damaged": [d.to_dict() for d in metrics.damaged],
-        "operators": [asdict(op) for op in operators],
-    }
+    def merge(self, other: Counts) -> Counts:
+        """Add ``other`` to this record (operators by position; ``other``'s extra ones are copied) and return it."""
+        for k in _ROWS:
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+        for k, v in other.reader_reasons.items():
+            self.reader_reasons[k] = self.reader_reasons.get(k, 0) + v
+        self.damaged.extend(other.damaged)
+        for i, op in enumerate(other.operators):
+            if i < len(self.operators):
+                self.operators[i].merge(op)
+            else:
+                self.operators.append(OperatorMetrics.from_dict(asdict(op)))
+        return self
 
-
-def merge(a: Totals, b: Totals) -> Totals:
-    out = {k: a.get(k, 0) + b.get(k, 0) for k in _ROWS}
-    reasons = dict(a.get("reader_reasons", {}))
-    for k, v in b.get("reader_reasons", {}).items():
-        reasons[k] = reasons.get(k, 0) + v
-    ops = [OperatorMetrics.from_dict(d) for d in a.get("operators", [])]
-    for i, d in enumerate(b.get("operators", [])):
-        other = OperatorMetrics.from_dict(d)
-        if i < len(ops):
-            ops[i].merge(other)
+    def add_to(self, metrics: RunMetrics, first: bool = False) -> None:
+        """Add the rows, reasons and damaged files to ``metrics`` (``first``: the damaged files go before its own,
+        as a resumed run's restored ones do), and the operators' counters to the operators ``metrics`` lists."""
+        for k in _ROWS:
+            setattr(metrics, k, getattr(metrics, k) + getattr(self, k))
+        for k, v in self.reader_reasons.items():
+            metrics.reader_reasons[k] = metrics.reader_reasons.get(k, 0) + v
+        if first:
+            metrics.damaged[:0] = self.damaged
         else:
-            ops.append(other)
-    damaged = [*a.get("damaged", []), *b.get("damaged", [])]
-    return {**out, "reader_reasons": reasons, "damaged": damaged, "operators": [asdict(o) for o in ops]}
+            metrics.damaged.extend(self.damaged)
+        for op, mine in zip(metrics.operators(), self.operators, strict=False):
+            op.merge(mine)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, as the checkpoint manifest keeps it (JSON)."""
+        return {
+            **{k: getattr(self, k) for k in _ROWS},
+            "reader_reasons": dict(self.reader_reasons),
+            "damaged": [d.to_dict() for d in self.damaged],
+            "operators": [asdict(op) for op in self.operators],
+        }
 
-def restore(metrics: RunMetrics, saved: Totals) -> None:
-    """Add the counts of shards a previous run committed to this run's ``metrics`` (operators by position)."""
-    for k in _ROWS:
-        setattr(metrics, k, getattr(metrics, k) + saved.get(k, 0))
-    for k, v in saved.get("reader_reasons", {}).items():
-        metrics.reader_reasons[k] = metrics.reader_reasons.get(k, 0) + v
-    metrics.damaged[:0] = [DamagedInput.from_dict(d) for d in saved.get("damaged", [])]
-    ops = metrics.operators()
-    for op, d in zip(ops, saved.get("operators", []), strict=False):
-        op.merge(OperatorMetrics.from_dict(d))
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Counts:
+        d = d or {}
+        return cls(
+            **{k: int(d.get(k, 0)) for k in _ROWS},
+            reader_reasons=dict(d.get("reader_reasons") or {}),
+            damaged=[DamagedInput.from_dict(x) for x in d.get("damaged") or []],
+            operators=[OperatorMetrics.from_dict(x) for x in d.get("operators") or []],
+        )
 
 
 class ShardTally:
-    """Per-shard counts while shards are in flight; :meth:`commit` returns the committed totals so far."""
+    """Per-shard counts while shards are in flight; :meth:`commit` returns the committed shards' counts so far."""
 
     def __init__(self) -> None:
-        self.open: dict[str, Totals] = {}
-        self.committed = empty()
+        self.open: dict[str, Counts] = {}
+        self.committed = Counts()
 
-    def read(self, shard: str, meta: dict[str, Any]) -> None:
-        t = self.open.setdefault(shard, empty())
-        t["rows_read"] += meta["rows"]
-        t["batches"] += 1
-        for k, v in meta.get("reader_reasons", {}).items():
-            t["reader_reasons"][k] = t["reader_reasons"].get(k, 0) + v
-        t["damaged"].extend(d.to_dict() for d in meta.get("damaged") or [])
+    def add(self, shard: str, counts: Counts) -> None:
+        self.open.setdefault(shard, Counts()).merge(counts)
 
-    def add(self, shard: str, written: int, rejected: int, operators: list[OperatorMetrics]) -> None:
-        """Rows a batch kept and rejected, and operator counters (a batch's on Ray, a whole shard's inline)."""
-        t = self.open.setdefault(shard, empty())
-        t["rows_written"] += written
-        t["rows_rejected"] += rejected
-        if operators:
-            t["operators"] = merge(t, {"operators": [asdict(m) for m in operators]})["operators"]
-
-    def commit(self, shard: str) -> Totals:
-        self.committed = merge(self.committed, self.open.pop(shard, empty()))
+    def commit(self, shard: str) -> Counts:
+        self.committed.merge(self.open.pop(shard, Counts()))
         return self.committed

@@ -67,6 +67,7 @@ __all__ = [
     "text_words",
     "union_find",
     "url_host",
+    "url_verdicts",
 ]
 
 # Stub-only aliases (private: the extension module has no such names).
@@ -152,6 +153,17 @@ def domain_blocked(hosts: _ArrayLike, domain_set: DomainSet) -> pa.BooleanArray:
     :param hosts: string or large_string column.
     :param domain_set: a :class:`DomainSet`.
     :returns: ``bool`` array; null host -> null; empty host or invalid UTF-8 -> ``False``.
+    """
+
+def url_verdicts(urls: _ArrayLike, domain_set: DomainSet) -> pa.UInt8Array:
+    """``url_filter``'s decision for every URL in one pass, without a host column: ``0`` keep,
+    ``1`` bad URL (no host as :func:`url_host` gives it, or, less its trailing dots, an empty one
+    or one holding tab, LF, FF, CR, space or one of ``<>"{}|\\^`%``), ``2`` blocked (the host or
+    a parent domain is in ``domain_set``, as :func:`domain_blocked`).
+
+    :param urls: string or large_string column (binary is read as UTF-8; invalid UTF-8 is a bad URL).
+    :param domain_set: a :class:`DomainSet`.
+    :returns: ``uint8`` array without nulls (a null URL is a bad URL).
     """
 
 def minhash(

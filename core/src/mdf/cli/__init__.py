@@ -24,6 +24,14 @@ them (``madvise(MADV_HUGEPAGE)``, seen with ``strace``). Where the kernel's THP 
 2 MiB: ``perf`` of W1 200 K showed 25-36 % of the run's samples in the kernel's ``clear_page_erms``, and six
 interleaved runs spread 1.78-2.97 s (CPU 4.55 s, medians). With the variable at 0 the arenas commit on demand in
 4 KiB pages: 2.01-2.08 s (CPU 3.50 s) (``benchmarks/README.md``, "Allocator").
+
+``MIMALLOC_PURGE_DECOMMITS`` defaults to 0 as well: mimalloc then gives freed memory back with ``MADV_FREE``
+(the kernel takes it when it needs it) instead of decommitting it. A run's batches are made by one thread and
+freed by another, and the decommitted pages were faulted in and zeroed again on the next batch: W1 200 K on the
+team's corpus took 530-550 K minor faults a run, 160 K with the variable at 0 (``benchmarks/README.md``, "Peers").
+Not where ``MIMALLOC_PURGE_DELAY`` is set: that is the setting for a run under a memory ceiling, and
+``MADV_FREE``'d pages still count in its RSS until the kernel takes them (a run with ``MIMALLOC_PURGE_DELAY=0``
+grew 139 MB over a 64 MB plan with decommits off, ``core/tests/test_batching_e2e.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +40,8 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy is imported (see the module docstring)
 os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")  # before pyarrow loads mimalloc (the same)
+if "MIMALLOC_PURGE_DELAY" not in os.environ:  # a purge delay asked for is a memory ceiling: pages decommitted
+    os.environ.setdefault("MIMALLOC_PURGE_DECOMMITS", "0")  # freed memory kept mapped until the kernel wants it
 
 import importlib
 import sys

@@ -1,29 +1,30 @@
-"""The typed messages of the shard loop and the read-side bookkeeping every executor shares.
+"""The shard loop's typed messages, its read step, and the driver's side of its bookkeeping, shared by every
+executor.
 
 A batch read from a shard becomes a :class:`BatchRead` (where it is in its shard, its rows and bytes, what the
-reader rejected and which files were damaged) plus its kept rows and the reader's rejected piece; the end of a
-shard is a :class:`ShardEnd`, the end of a loader's shards :class:`LoaderDone`. The inline executor makes them in
-its shard threads, Ray's loaders in their actors (the driver then reads only the message, never the rows), and
-:func:`count_read` adds one to the run's counters and to the shard's tally in one way for both: what was written
-once per executor (split the reader's rejections, count their reasons, find the damage, add them up) is written
-once. The result side is the same: a batch handed to the writer is a :class:`BatchDone`, counted by
-:func:`count_done` (kept and rejected rows, the shard's tally, the report's timeline).
+reader rejected and which files were damaged) plus its kept rows and the reader's rejected piece
+(:func:`shard_batches`, which also holds the one offset rule); the end of a shard is a :class:`ShardEnd`, the end
+of a loader's shards :class:`LoaderDone`. A batch handed to the writer is a :class:`BatchDone` (rows kept and
+rejected, and that batch's operator counters). The inline executor makes them in its shard threads, Ray's actors
+in theirs (the driver then reads only the messages, never the rows), and :class:`PassCounter` adds them to the
+run's metrics, the shards' tally and the checkpoint in one way for all (:class:`mdf.tally.Counts`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import pyarrow as pa
 
-from mdf.damage import damaged_entries, note_damage
-from mdf.io.base import Shard
-from mdf.metrics import OperatorMetrics, RunMetrics, count_reasons
+from mdf.damage import damaged_entries, refuse_damage
+from mdf.io.base import Reader, Shard
+from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics, count_reasons
 from mdf.operators import BatchContext, split_rejected
+from mdf.recipe import StageSpec
 from mdf.run_stats import DamagedInput
-from mdf.tally import ShardTally
+from mdf.state import Checkpoint
+from mdf.tally import Counts, ShardTally
 
 
 @dataclass
@@ -43,22 +44,34 @@ class BatchRead:
     def context(self) -> BatchContext:
         return BatchContext(self.shard, self.index, self.offset, self.shard_index)
 
-    def counts(self) -> dict[str, Any]:
-        """What the shard's tally adds up (:meth:`mdf.tally.ShardTally.read`)."""
-        return {"rows": self.rows, "reader_reasons": self.reader_reasons, "damaged": self.damaged}
+    @property
+    def by_reader(self) -> int:
+        """Rows the reader rejected (each is counted under one reason)."""
+        return sum(self.reader_reasons.values())
+
+    def counts(self) -> Counts:
+        return Counts(rows_read=self.rows, batches=1, reader_reasons=dict(self.reader_reasons),
+                      damaged=list(self.damaged))  # fmt: skip
 
 
 @dataclass
 class BatchDone:
     """A batch's rows went to the writer: how many were kept and rejected (the reader's rejections included),
-    how many of those the reader rejected, and operator counters: a batch's on Ray (its stage actors send them
-    with each batch), none inline (a shard thread adds its shard's counters at the shard's end)."""
+    how many of those the reader rejected, and the operators' counters of this batch (recipe order)."""
 
     shard: str
     rows_written: int
     rows_rejected: int
     by_reader: int
     operators: list[OperatorMetrics] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, read: BatchRead, kept: pa.RecordBatch, rejected: list[pa.RecordBatch],
+           operators: list[OperatorMetrics]) -> BatchDone:  # fmt: skip
+        return cls(read.shard, kept.num_rows, sum(r.num_rows for r in rejected), read.by_reader, operators)
+
+    def counts(self) -> Counts:
+        return Counts(rows_written=self.rows_written, rows_rejected=self.rows_rejected, operators=self.operators)
 
 
 @dataclass
@@ -72,7 +85,7 @@ class ShardEnd:
 @dataclass
 class ShardDone:
     """A whole shard read, processed, written and committed by one Ray replica (``whole_shards``): its batches'
-    messages, for the same :func:`count_read` and :func:`count_done` calls, and the committed parts."""
+    messages, for the same :class:`PassCounter`, and the committed parts."""
 
     shard: str
     reads: list[BatchRead]
@@ -97,20 +110,79 @@ def read_batch(
     return read, kept, [rej] if rej is not None else []
 
 
-def count_read(metrics: RunMetrics, tally: ShardTally, read: BatchRead, fail_on_damage: bool) -> None:
-    """Add a batch read to the run's counters and its shard's tally; record (or, with ``fail``, raise on) damage."""
-    metrics.rows_read += read.rows
-    metrics.batches += 1
-    for k, v in read.reader_reasons.items():
-        metrics.reader_reasons[k] = metrics.reader_reasons.get(k, 0) + v
-    tally.read(read.shard, read.counts())
-    note_damage(metrics, read.damaged, fail_on_damage)
+def shard_batches(
+    reader: Reader, shard: Shard, batch_rows: int, fail_on_damage: bool = False
+) -> Iterator[tuple[BatchRead, pa.RecordBatch, list[pa.RecordBatch]]]:
+    """A shard's batches as :func:`read_batch` splits them, with their offsets; with ``fail_on_damage``
+    (``on_damaged_input: fail``) the first damaged file stops the run before its batch goes further.
+
+    The offset rule, the one every executor follows: a batch's ``row_offset`` counts the rows the reader *kept*
+    in the shard's earlier batches, so a row's position (``shard_index << 40 | row``, which deduplicators
+    claim keys with and ``cluster_column`` holds) is its place among the rows the operators receive from the
+    shard. It does not depend on how the shard was cut into batches."""
+    offset = 0
+    for index, batch in enumerate(reader.read(shard, batch_rows)):
+        read, kept, rejected = read_batch(shard, index, offset, batch)
+        if fail_on_damage:
+            refuse_damage(read.damaged)
+        offset += kept.num_rows
+        yield read, kept, rejected
 
 
-def count_done(metrics: RunMetrics, tally: ShardTally, done: BatchDone, so_far: Sequence[Sequence[Any]]) -> None:
-    """Add a written batch to the run's counters, its shard's tally and the report's timeline (``so_far``: every
-    operator's cumulative counters, per stage, for :meth:`mdf.metrics.RunMetrics.observe`)."""
-    tally.add(done.shard, done.rows_written, done.rows_rejected, done.operators)
-    metrics.rows_written += done.rows_written
-    metrics.rows_rejected += done.rows_rejected
-    metrics.observe(done.shard, done.rows_written, done.rows_rejected, done.by_reader, so_far)
+class PassCounter:
+    """The driver's side of a pass's bookkeeping: batches read and done into the run's metrics, the report's
+    timeline and the shards' tally; the operators' counters added up by position; a committed shard into the
+    checkpoint. Every executor counts through it, so the figures mean the same whichever ran."""
+
+    def __init__(self, metrics: RunMetrics, stages: list[StageSpec]) -> None:
+        self.metrics = metrics
+        self.stages = stages
+        self.tally = ShardTally()
+        self.operators: list[OperatorMetrics | None] = [None] * sum(len(s.operators) for s in stages)
+
+    def read(self, read: BatchRead) -> None:
+        """A batch read: rows, batches, reasons and damaged files (per shard too)."""
+        counts = read.counts()
+        counts.add_to(self.metrics)
+        self.tally.add(read.shard, counts)
+
+    def done(self, done: BatchDone) -> None:
+        """A batch written: its operators' counters into the totals, its rows into the metrics, its shard's tally
+        and the report's timeline."""
+        for k, m in enumerate(done.operators):
+            total = self.operators[k]
+            if total is None:
+                self.operators[k] = total = OperatorMetrics(m.name, m.kind)
+            total.merge(m)
+        counts = done.counts()
+        counts.add_to(self.metrics)
+        self.tally.add(done.shard, counts)
+        so_far = [s.operators for s in self.stage_metrics()]
+        self.metrics.observe(done.shard, done.rows_written, done.rows_rejected, done.by_reader, so_far)
+
+    def committed(self, shard: str, checkpoint: Checkpoint | None) -> None:
+        """A shard's parts are committed: its counts join the committed ones, and the checkpoint."""
+        committed = self.tally.commit(shard)
+        if checkpoint is not None:
+            checkpoint.shard_done(shard, committed)
+
+    def count(self, read: BatchRead, done: BatchDone) -> None:
+        """A batch read and written, as a :class:`~mdf.executor.shard.ShardRunner` reports it (``on_batch``)."""
+        self.read(read)
+        self.done(done)
+
+    def stage_metrics(self) -> list[StageMetrics]:
+        """The operators' totals per stage (named from the recipe where no batch reached them)."""
+        out, k = [], 0
+        for spec in self.stages:
+            ops = []
+            for op in spec.operators:
+                ops.append(self.operators[k] or OperatorMetrics(op.name, "?"))
+                k += 1
+            out.append(StageMetrics(spec.name, ops))
+        return out
+
+    def finish(self, wall_s: float) -> RunMetrics:
+        self.metrics.wall_s = wall_s
+        self.metrics.stages = self.stage_metrics()
+        return self.metrics

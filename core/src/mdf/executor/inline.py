@@ -17,7 +17,6 @@ instead of filling memory. One pass over the shards is :class:`~mdf.executor.inl
 
 from __future__ import annotations
 
-import os
 from typing import Any, Literal
 
 from pydantic import Field
@@ -28,17 +27,9 @@ from mdf.executor.inline_metrics import InlineMetrics
 from mdf.executor.inline_pass import InlinePass
 from mdf.executor.passes import run_passes
 from mdf.executor.plan import Plan
+from mdf.executor.threads import auto_bytes_in_flight
 from mdf.metrics import RunMetrics
 from mdf.state import Checkpoint, KeyState
-
-
-def auto_bytes_in_flight() -> int:
-    """1/8 of the machine's memory, between 256 MiB and 2 GiB."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        total = 8 << 30
-    return int(min(max(total // 8, 256 << 20), 2 << 30))
 
 
 class InlineParams(ExecutorParams):
@@ -75,4 +66,5 @@ class InlineExecutor(Executor):
 
     def _run_pass(self, plan: Plan, state: KeyState | None, checkpoint: Checkpoint | None, progress: Any) -> RunMetrics:
         budget = self.params.max_bytes_in_flight or auto_bytes_in_flight()
-        return InlinePass(plan, self.params, budget, state, checkpoint).run(progress)
+        workers = self.params.worker_count(len(plan.shards))
+        return InlinePass(plan, workers, budget, state, checkpoint).run(progress)

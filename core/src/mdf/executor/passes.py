@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mdf import tally
 from mdf.cpus import usable_cores
 from mdf.deduplicator import Deduplicator
 from mdf.executor.plan import Plan
@@ -89,11 +88,11 @@ def run_passes(plan: Plan, run_pass: RunPass, make_state: Callable[[int], KeySta
     checkpoint.save()
     metrics.passes = passes
     if done:  # the whole run: the restored shards' counts plus this run's
-        tally.restore(metrics, checkpoint.restored)
+        checkpoint.restored.add_to(metrics, first=True)
         metrics.shards = len(plan.shards)
         metrics.resumed = ResumeInfo(
             skipped_shards=len(done),
-            restored_rows_read=checkpoint.restored.get("rows_read", 0),
+            restored_rows_read=checkpoint.restored.rows_read,
             this_run_shards=len(final.shards),
             shards=sorted(done),
         )

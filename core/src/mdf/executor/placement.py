@@ -204,7 +204,7 @@ def connect(spec: RayParams) -> RaySession:
 
 # Settings the ``mdf`` command gives its own process before numpy and pyarrow load (see :mod:`mdf.cli`): one
 # OpenBLAS thread, mimalloc arenas committed on demand.
-WORKER_ENV = ("OPENBLAS_NUM_THREADS", "MIMALLOC_ARENA_EAGER_COMMIT")
+WORKER_ENV = ("OPENBLAS_NUM_THREADS", "MIMALLOC_ARENA_EAGER_COMMIT", "MIMALLOC_PURGE_DECOMMITS")
 
 
 def worker_runtime_env() -> dict[str, Any] | None:

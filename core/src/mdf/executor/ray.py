@@ -32,15 +32,14 @@ from typing import Any
 
 from mdf.errors import MissingDependencyError
 from mdf.executor.api import Executor
-from mdf.executor.batches import BatchDone, BatchRead, LoaderDone, ShardEnd, count_done, count_read
+from mdf.executor.batches import BatchRead, LoaderDone, PassCounter, ShardEnd
 from mdf.executor.failures import local_error
 from mdf.executor.passes import run_passes
 from mdf.executor.plan import Plan
 from mdf.executor.ray_metrics import RayMetrics, collect
 from mdf.executor.ray_params import RAY_PIP, RayParams, auto_max_in_flight
-from mdf.metrics import OperatorMetrics, RunMetrics, StageMetrics
+from mdf.metrics import RunMetrics
 from mdf.state import Checkpoint, KeyState
-from mdf.tally import ShardTally
 
 
 @dataclass
@@ -181,9 +180,9 @@ class RayExecutor(Executor):
             from mdf.executor.ray_shards import start_runners
 
             runners = start_runners(self, run_id, key_state, available)
+            self._pipe = Pipeline([], [runners], runners, whole_shards=True)  # before the wait: torn down on failure
             self._wait_ready(runners)
             self.max_in_flight = len(runners)
-            self._pipe = Pipeline([], [runners], runners, whole_shards=True)
             return self._pipe
         n_loaders = spec.loaders if spec.loaders != "auto" else max(1, min(len(plan.shards), 2))
         n_loaders = min(n_loaders, max(1, len(plan.shards)))
@@ -192,8 +191,9 @@ class RayExecutor(Executor):
         loader_cls = ray.remote(actors.Loader).options(**io_opts)
         reader = plan.recipe.reader
         store = plan.recipe.storage  # each actor applies the recipe's storage: settings in its own process
+        fail = plan.recipe.on_damaged_input == "fail"
         loaders = [
-            loader_cls.remote(reader, plan.shards[i::n_loaders], plan.batch_rows, store) for i in range(n_loaders)
+            loader_cls.remote(reader, plan.shards[i::n_loaders], plan.batch_rows, store, fail) for i in range(n_loaders)
         ]
         stage_actors = []
         cls = ray.remote(actors.StageWorker)
@@ -212,13 +212,13 @@ class RayExecutor(Executor):
         writer_cls = ray.remote(actors.ShardWriter).options(**io_opts)
         parts = targets({"writer": rec.writer, "rejected": rec.rejected})  # s3:// outputs: uploaded by the writers
         writers = [writer_cls.remote(rec.writer, rec.rejected, store, parts) for _ in range(n_writers)]
+        self._pipe = Pipeline(loaders, stage_actors, writers)  # before the wait: torn down if it fails
         self._wait_ready(loaders + writers + [a for g in stage_actors for a in g])
         self.max_in_flight = (
             spec.max_in_flight
             if spec.max_in_flight != "auto"
             else plan.max_in_flight or auto_max_in_flight(self.replicas, n_loaders)
         )
-        self._pipe = Pipeline(loaders, stage_actors, writers)
         return self._pipe
 
     def _whole_shards(self) -> bool:
@@ -250,7 +250,7 @@ class RayExecutor(Executor):
         start = time.perf_counter()
         pipe = self._start(f"{self._run_id}-p{self._passes}", state)
         self.startup_s = time.perf_counter() - start
-        metrics = RunMetrics(executor="ray", shards=len(plan.shards))
+        counter = PassCounter(RunMetrics(executor="ray", shards=len(plan.shards)), plan.recipe.stages)
         if progress is not None:
             placed = {i: n for g, n in zip(self.groups, self.replicas, strict=True) for i in g}  # per stage
             stages = plan.recipe.stages
@@ -258,9 +258,8 @@ class RayExecutor(Executor):
         if pipe.whole_shards:
             from mdf.executor.ray_shards import run_shards
 
-            return run_shards(self, pipe, progress, checkpoint, start)
+            return run_shards(self, pipe, counter, progress, checkpoint, start)
         shard_owner = {s.id: pipe.writers[i % len(pipe.writers)] for i, s in enumerate(plan.shards)}
-        op_totals: dict[tuple[int, str], OperatorMetrics] = {}
         next_call: dict[Any, Any] = {}  # meta ref -> (loader, payload ref)
         for loader in pipe.loaders:
             meta_ref, payload_ref = loader.next.options(num_returns=2).remote()
@@ -271,7 +270,6 @@ class RayExecutor(Executor):
         expected: dict[str, int] = {}
         written: dict[str, int] = defaultdict(int)
         commits: dict[Any, str] = {}  # commit ref -> shard: a shard is done (checkpoint) when its ref is
-        tally = ShardTally()  # per-shard counts, so a checkpoint holds exactly the committed shards' counts
         with self._driving(pipe, progress):
             while next_call or queued or in_flight:
                 while queued and self._has_room(len(in_flight), bytes_in_flight, queued[0][1].nbytes):
@@ -288,14 +286,14 @@ class RayExecutor(Executor):
                 ready, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0)
                 for ref in ready:
                     if ref in commits:
-                        self._committed(ray.get(ref), commits.pop(ref), checkpoint, tally)
+                        self._committed(ray.get(ref), commits.pop(ref), checkpoint, counter)
                         continue
                     if ref in in_flight:
                         chain = in_flight.pop(ref)
                         bytes_in_flight -= chain.nbytes
                         for actor in chain.replicas:
                             pipe.load[actor] -= 1
-                        self._done(metrics, tally, ray.get(ref), op_totals)
+                        counter.done(ray.get(ref))
                         written[chain.shard] += 1
                         if written[chain.shard] == expected.get(chain.shard):
                             owner = shard_owner[chain.shard]
@@ -313,13 +311,13 @@ class RayExecutor(Executor):
                         meta_ref, payload_ref = loader.next.options(num_returns=2).remote()
                         next_call[meta_ref] = (loader, payload_ref)
                         continue
-                    count_read(metrics, tally, meta, plan.recipe.on_damaged_input == "fail")
+                    counter.read(meta)
                     queued.append((loader, meta, payload_ref))
                 if progress is not None:
-                    progress.update_counts(metrics)
+                    progress.update_counts(counter.metrics)
             for ref, shard in commits.items():
-                self._committed(ray.get(ref), shard, checkpoint, tally)
-        return self._finish(metrics, op_totals, pipe, start)
+                self._committed(ray.get(ref), shard, checkpoint, counter)
+        return self._finish(counter, pipe, start)
 
     @contextmanager
     def _driving(self, pipe: Pipeline, progress: Any) -> Iterator[None]:
@@ -334,31 +332,22 @@ class RayExecutor(Executor):
             if progress is not None:
                 progress.stop()
 
-    def _finish(
-        self, metrics: RunMetrics, op_totals: dict[Any, OperatorMetrics], pipe: Pipeline, start: float
-    ) -> RunMetrics:
-        metrics.wall_s = time.perf_counter() - start
-        metrics.stages = self._stage_metrics(op_totals)
+    def _finish(self, counter: PassCounter, pipe: Pipeline, start: float) -> RunMetrics:
+        metrics = counter.finish(time.perf_counter() - start)
         metrics.executor_metrics = self._stage_stats(pipe, metrics.wall_s)
         return metrics
 
-    def _done(self, metrics: RunMetrics, tally: ShardTally, done: BatchDone, op_totals: dict[Any, Any]) -> None:
-        """A written batch: its operators' counts into the run's, then the counts, the shard's tally and the
-        report's timeline, as the inline shard loop does (both drivers)."""
-        for k, m in enumerate(done.operators):
-            op_totals.setdefault((k, m.name), OperatorMetrics(m.name, m.kind)).merge(m)
-        count_done(metrics, tally, done, [s.operators for s in self._stage_metrics(op_totals)])
+    def _stage_stats(self, pipe: Pipeline, wall_s: float) -> RayMetrics:
+        return collect(self, pipe, wall_s)
 
     @staticmethod
-    def _committed(files: list[Any], shard: str, checkpoint: Checkpoint | None, tally: ShardTally) -> None:
+    def _committed(files: list[Any], shard: str, checkpoint: Checkpoint | None, counter: PassCounter) -> None:
         """A shard's parts are committed (``files``: what its writer's commit returned; getting it surfaced a
-        failed commit): note their open uploads, then the checkpoint."""
+        failed commit): note their open uploads, then the counts and the checkpoint."""
         from mdf.storage.parts import record
 
         record(files)
-        committed = tally.commit(shard)
-        if checkpoint is not None:
-            checkpoint.shard_done(shard, committed)
+        counter.committed(shard, checkpoint)
 
     def _has_room(self, chains: int, nbytes: int, next_bytes: int) -> bool:
         if chains >= self.max_in_flight:
@@ -375,16 +364,3 @@ class RayExecutor(Executor):
             ref = actor.process.remote(meta, ref)
         done = owner[meta.shard].write.remote(meta, ref)
         return done, Chain(meta.shard, meta.nbytes, used)
-
-    def _stage_metrics(self, totals: dict[tuple[int, str], OperatorMetrics]) -> list[StageMetrics]:
-        out, k = [], 0
-        for stage in self.plan.recipe.stages:
-            ops = []
-            for op in stage.operators:
-                ops.append(totals.get((k, op.name), OperatorMetrics(op.name, "?")))
-                k += 1
-            out.append(StageMetrics(stage.name, ops))
-        return out
-
-    def _stage_stats(self, pipe: Pipeline, wall_s: float) -> RayMetrics:
-        return collect(self, pipe, wall_s)

@@ -5,11 +5,12 @@ batch buys no pipelining between actors, only its costs: each batch is put into 
 -> replica -> writer), the driver makes a round trip for it, and on a cluster the loaders and writers, which
 reserve no CPU, sit beside the driver, so every batch crosses hosts twice and the driver's host does the
 reading and writing. In this mode the driver hands out shards, one at a time per replica, to
-:class:`mdf.executor.actors.ShardRunner` actors and gets back counts: the replica's host reads its shard
-(from S3 on a cluster), runs the stages and writes the shard's parts, as an inline shard thread does.
+:class:`mdf.executor.actors.ShardActor` actors and gets back counts: the replica's host reads its shard
+(from S3 on a cluster), runs the stages and writes the shard's parts with the shard runner an inline shard
+thread runs (:class:`mdf.executor.shard.ShardRunner`).
 
-The bookkeeping is the chain's: :func:`count_read` and :func:`count_done` per batch, the commit recorded and the
-checkpoint written per shard, the same part files. What the mode gives up is pipelining *across* actors, which
+The bookkeeping is the chain's: the same :class:`~mdf.executor.batches.PassCounter` per batch, the commit recorded
+and the checkpoint written per shard, the same part files. What the mode gives up is pipelining *across* actors, which
 a single group does not have anyway; recipes whose stages differ in resources or replicas keep the chains.
 """
 
@@ -18,19 +19,18 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from mdf.executor.batches import ShardDone, count_read
+from mdf.executor.batches import PassCounter, ShardDone
 from mdf.io.base import Shard
-from mdf.metrics import OperatorMetrics, RunMetrics
+from mdf.metrics import RunMetrics
 from mdf.runlog import LOG
 from mdf.state import Checkpoint, KeyState
-from mdf.tally import ShardTally
 
 if TYPE_CHECKING:
     from mdf.executor.ray import Pipeline, RayExecutor
 
 
 def start_runners(ex: RayExecutor, run_id: str, key_state: KeyState | None, available: dict[str, float]) -> list[Any]:
-    """One :class:`ShardRunner` per replica, each running every stage of the recipe: the stages' one fused group
+    """One :class:`ShardActor` per replica, each running every stage of the recipe: the stages' one fused group
     (``auto``), or all of them when ``whole_shards: true`` (then they must ask for the same resources; the
     replicas are the first stage's)."""
     import ray
@@ -51,7 +51,7 @@ def start_runners(ex: RayExecutor, run_id: str, key_state: KeyState | None, avai
     ex.replicas = replica_counts([rec.stages[0]], available)
     specs = list(enumerate(rec.stages))
     parts = targets({"writer": rec.writer, "rejected": rec.rejected})  # s3:// outputs: uploaded by the runners
-    cls = ray.remote(actors.ShardRunner)
+    cls = ray.remote(actors.ShardActor)
     name = f"{run_id}-{'+'.join(s.name for s in rec.stages)}"  # as a fused group's chain actors are named
     resources = rec.stages[0].resources
     return [
@@ -70,7 +70,7 @@ def start_runners(ex: RayExecutor, run_id: str, key_state: KeyState | None, avai
 
 
 def run_shards(
-    ex: RayExecutor, pipe: Pipeline, progress: Any, checkpoint: Checkpoint | None, start: float
+    ex: RayExecutor, pipe: Pipeline, counter: PassCounter, progress: Any, checkpoint: Checkpoint | None, start: float
 ) -> RunMetrics:
     """Hand out the plan's shards, in order, to whichever replica is free; count each shard as it comes back.
 
@@ -82,14 +82,9 @@ def run_shards(
     import ray
     from ray.exceptions import RayActorError
 
-    plan = ex.plan
-    metrics = RunMetrics(executor="ray", shards=len(plan.shards))
-    fail_on_damage = plan.recipe.on_damaged_input == "fail"
-    queue = deque(plan.shards)
+    queue = deque(ex.plan.shards)
     live: list[Any] = pipe.stages[0]
     in_flight: dict[Any, tuple[Any, Shard]] = {}
-    op_totals: dict[tuple[int, str], OperatorMetrics] = {}
-    tally = ShardTally()
 
     def submit(runner: Any) -> None:
         if queue:
@@ -115,13 +110,13 @@ def run_shards(
                     continue
                 submit(runner)  # before counting: the replica starts its next shard while the driver counts
                 for read in done.reads:
-                    count_read(metrics, tally, read, fail_on_damage)
+                    counter.read(read)
                 for d in done.dones:
-                    ex._done(metrics, tally, d, op_totals)
-                ex._committed(done.files, done.shard, checkpoint, tally)
+                    counter.done(d)
+                ex._committed(done.files, done.shard, checkpoint, counter)
             if progress is not None:
-                progress.update_counts(metrics)
-    return ex._finish(metrics, op_totals, pipe, start)
+                progress.update_counts(counter.metrics)
+    return ex._finish(counter, pipe, start)
 
 
 def _lose(pipe: Pipeline, runner: Any, shard: Shard, exc: BaseException) -> None:

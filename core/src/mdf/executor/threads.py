@@ -15,6 +15,7 @@ instead of filling memory.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +33,15 @@ def prefetch(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                 return
             future = pool.submit(next, batches, None)
             yield batch
+
+
+def auto_bytes_in_flight() -> int:
+    """1/8 of the machine's memory, between 256 MiB and 2 GiB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 8 << 30
+    return int(min(max(total // 8, 256 << 20), 2 << 30))
 
 
 class Aborted(Exception):

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import Field
 
@@ -217,7 +218,13 @@ def _group_offset(meta: pq.FileMetaData, group: int) -> int | None:
 
 
 class ParquetWriter(PartFiles):
-    """Writes one zstd Parquet part file per input shard, atomically (temp file + rename on commit)."""
+    """Writes one zstd Parquet part file per input shard, atomically (temp file + rename on commit).
+
+    A part file is opened on its first batch, which decides the columns to dictionary-encode
+    (:func:`dictionary_columns`): Arrow tries a dictionary for every column and falls back to plain encoding once
+    the dictionary passes 1 MB, so a column of distinct values (ids, URLs, texts) paid the dictionary's hashing,
+    a compressed dictionary page and the fall-back in every row group. Polars, DuckDB and Spark choose by
+    cardinality too."""
 
     name = "parquet"
     suffix = ".parquet"
@@ -231,16 +238,51 @@ class ParquetWriter(PartFiles):
             default_factory=list, description="columns not written (e.g. the raw HTML once text is extracted)"
         )
 
-    def _open(self, tmp_path: str, schema: pa.Schema) -> pq.ParquetWriter:
-        return pq.ParquetWriter(
-            tmp_path,
-            schema,
-            compression=self.params.compression,
-            compression_level=self.params.compression_level,
-        )
+    def _open(self, tmp_path: str, schema: pa.Schema) -> _Part:
+        return _Part(tmp_path, schema)
 
-    def _write(self, handle: pq.ParquetWriter, batch: pa.RecordBatch) -> None:
-        handle.write_batch(batch, row_group_size=self.params.row_group_rows)
+    def _writer(self, part: _Part, batch: pa.RecordBatch | None) -> pq.ParquetWriter:
+        if part.writer is None:
+            part.writer = pq.ParquetWriter(
+                part.path,
+                part.schema,
+                compression=self.params.compression,
+                compression_level=self.params.compression_level,
+                use_dictionary=True if batch is None else dictionary_columns(batch),
+            )
+        return part.writer
 
-    def _close(self, handle: pq.ParquetWriter) -> None:
-        handle.close()
+    def _write(self, handle: _Part, batch: pa.RecordBatch) -> None:
+        self._writer(handle, batch).write_batch(batch, row_group_size=self.params.row_group_rows)
+
+    def _close(self, handle: _Part) -> None:
+        self._writer(handle, None).close()  # a part that got no batch is still a (row-less) file
+
+
+class _Part:
+    """A part file's path and schema; its Arrow writer is made on the first batch (or at the close)."""
+
+    __slots__ = ("path", "schema", "writer")
+
+    def __init__(self, path: str, schema: pa.Schema) -> None:
+        self.path, self.schema = path, schema
+        self.writer: pq.ParquetWriter | None = None
+
+
+SAMPLE_ROWS = 1024  # values looked at per column to judge its cardinality
+MIN_SAMPLE = 64  # fewer rows say too little: keep Arrow's default (a dictionary for every column)
+
+
+def dictionary_columns(batch: pa.RecordBatch) -> bool | list[str]:
+    """The columns of ``batch`` worth a dictionary: those whose first :data:`SAMPLE_ROWS` values repeat (at most
+    half of them distinct). ``True`` (Arrow's default, every column) for a nested schema, whose leaf columns
+    Arrow names by path, or a batch too short to judge."""
+    if batch.num_rows < MIN_SAMPLE or any(pa.types.is_nested(f.type) for f in batch.schema):
+        return True
+    head = batch.slice(0, SAMPLE_ROWS)
+    return [
+        field.name
+        for field, column in zip(head.schema, head.columns, strict=True)
+        # a dictionary-typed column is already encoded: it is written as it is
+        if pa.types.is_dictionary(field.type) or pc.count_distinct(column, mode="all").as_py() * 2 <= len(column)
+    ]

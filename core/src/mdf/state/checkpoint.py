@@ -28,8 +28,9 @@ import socket
 import time
 from typing import Any
 
-from mdf import layout, tally
+from mdf import layout
 from mdf.storage.mirror import sync_all, url_of
+from mdf.tally import Counts
 
 MANIFEST = "manifest.json"
 FORMAT = 1
@@ -44,8 +45,8 @@ class Checkpoint:
         self.every_s = every_s
         self.resume = resume
         self.fingerprint = fingerprint
-        self.restored: tally.Totals = tally.empty()  # counts of the shards a previous run committed
-        self.totals: tally.Totals = tally.empty()  # this run's committed counts
+        self.restored = Counts()  # counts of the shards a previous run committed
+        self.totals = Counts()  # this run's committed counts
         self.completed: list[str] = []
         self.generation = 0
         self.snapshots = 0
@@ -66,12 +67,12 @@ class Checkpoint:
             manifest = json.load(f)
         self.completed = list(manifest["completed"])
         self.generation = manifest["generation"]
-        self.restored = manifest.get("totals") or tally.empty()
+        self.restored = Counts.from_dict(manifest.get("totals"))
         if self.state is not None and manifest["buckets"]:
             self.state.restore([os.path.join(self.dir, p) for p in manifest["buckets"]])
         return set(self.completed)
 
-    def shard_done(self, shard_id: str, totals: tally.Totals | None = None) -> None:
+    def shard_done(self, shard_id: str, totals: Counts | None = None) -> None:
         """``shard_id``'s part files are committed; ``totals``: this run's counts of its committed shards."""
         self.completed.append(shard_id)
         if totals is not None:
@@ -104,7 +105,7 @@ class Checkpoint:
             "fingerprint": self.fingerprint,
             "generation": self.generation,
             "completed": self.completed,
-            "totals": tally.merge(self.restored, self.totals),
+            "totals": Counts().merge(self.restored).merge(self.totals).to_dict(),
             "buckets": [os.path.basename(p) for p in paths],
         }
         tmp = os.path.join(self.dir, f"{MANIFEST}.tmp")

@@ -1,8 +1,10 @@
 """``url_filter``: drop rows whose URL host (or any parent domain of it) is blocklisted.
 
-Hosts are extracted with one RE2 pass over the column and looked up per *distinct* host (web crawls repeat
-hosts heavily, so dictionary-encoding the hosts shrinks the work), walking up the parent domains
-(``a.b.example.com -> b.example.com -> example.com -> com``) with vectorised ``is_in`` passes, one per label.
+With ``mdf_kernels`` (the ``native`` engine) one Rust pass a row parses the host, checks it and walks its
+parent domains (``a.b.example.com -> b.example.com -> example.com -> com``) in a hash set
+(``mdf_kernels.url_verdicts``); the reasons come back as a dictionary of four strings, not a string a row. The
+``arrow`` engine extracts hosts with one RE2 pass and looks them up per *distinct* host (web crawls repeat hosts
+heavily, so dictionary-encoding the hosts shrinks the work), with vectorised ``is_in`` passes, one per label.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ from mdf.storage import is_remote
 # scheme (optional, "//" required), optional userinfo, then the host: a bracketed IPv6 literal or up to : / ? #
 _HOST_RE = r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?//(?:[^@/?#]*@)?(?P<host>\[[^\]/?#]*\]|[^:/?#\[\]]*)"
 _BAD_HOST_CHARS = r"[\s<>\"{}|\\^`%]"
+
+
+# mdf_kernels.url_verdicts' codes (0 keep, 1 bad URL, 2 blocked domain; 3 a blocked word, added here) as reasons
+_VERDICTS = pa.array(["kept", "bad_url", "blocked_domain", "blocked_word"], pa.string())
+_WORDED = pa.scalar(3, pa.uint8())
 
 
 def read_blocklist(path: str | Path) -> list[str]:
@@ -125,11 +132,18 @@ class UrlFilter(Filter):
         if p.engine == "native" and self._native is None:
             native_kernel("url_host", "url_filter engine 'native'")  # raises, naming the install
         self._domain_set = self._native.DomainSet(self._blocklist) if self._native is not None else None
+        self._verdicts = self._native is not None and has_native_kernel("url_verdicts")
         words = [w for w in p.block_words if w]
         self._word_re = "|".join(re.escape(w) for w in words) if words else None
 
     def keep(self, batch: pa.RecordBatch) -> tuple[pa.BooleanArray, pa.Array]:
         urls = batch.column(self.params.column)
+        if self._verdicts:  # one Rust pass a row: host, its checks and the parent-domain walk
+            codes = self._native.url_verdicts(urls, self._domain_set)
+            if self._word_re is not None:
+                worded = pc.fill_null(pc.match_substring_regex(urls, self._word_re, ignore_case=True), False)
+                codes = pc.if_else(pc.and_(pc.equal(codes, lit(0)), worded), _WORDED, codes)
+            return pc.equal(codes, lit(0)), pa.DictionaryArray.from_arrays(codes, _VERDICTS)
         if self._native is not None:
             hosts = clean_hosts(self._native.url_host(urls))
             blocked = pc.fill_null(self._native.domain_blocked(hosts, self._domain_set), False)
