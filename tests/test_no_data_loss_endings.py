@@ -72,8 +72,8 @@ def test_item11_sigterm_ends_the_run_failed_and_resume_finishes_it(tmp_path, exe
 
 SIGTERM_IN_RAY_WAIT = """
 import sys, time, ray
-from mdf.executor.placement import connect
-from mdf.executor.ray_params import RayParams
+from mdf.executor.ray.session import connect
+from mdf.executor.ray.params import RayParams
 from mdf.terminate import as_terminated, handling_sigterm
 
 @ray.remote

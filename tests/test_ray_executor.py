@@ -14,7 +14,7 @@ import ray
 from mdf.errors import MdfError
 from mdf.executor import run_recipe
 from mdf.executor.inline_metrics import InlineMetrics
-from mdf.executor.ray_metrics import RayMetrics
+from mdf.executor.ray.metrics import RayMetrics
 from mdf.metrics import RunMetrics
 from mdf.resolve import parse_recipe
 

@@ -16,7 +16,7 @@ def run_ray_recipe(data: dict[str, Any], profiler: cProfile.Profile | None = Non
     ``driver_cpu_s`` is this process's CPU time over the whole ``run()`` (all its threads, start-up included).
     """
     from mdf.executor.base import prepare
-    from mdf.executor.ray import RayExecutor
+    from mdf.executor.ray.executor import RayExecutor
     from mdf.resolve import parse_recipe
 
     recipe = parse_recipe(data)

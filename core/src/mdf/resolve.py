@@ -16,7 +16,8 @@ from pydantic import ValidationError
 
 from mdf.errors import MissingDependencyError, RecipeError
 from mdf.overrides import apply_overrides
-from mdf.plugins import Plugins, load_plugins
+from mdf.plugin_set import Plugins
+from mdf.plugins import load_plugins
 from mdf.recipe import ComponentSpec, ExecutorSpec, OperatorSpec, Recipe
 from mdf.validation import format_validation_error
 

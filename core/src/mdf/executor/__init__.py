@@ -2,13 +2,13 @@
 like any third-party executor.
 
 Layers, bottom up: :mod:`~mdf.executor.api` (the executor base class, its params and ``workers: auto``),
-:mod:`~mdf.executor.plan` (a recipe resolved against the plugins, with its input listed),
+:mod:`~mdf.plan` (a recipe resolved against the plugins, with its input listed),
 :mod:`~mdf.executor.base` (``prepare`` and the per-batch chain every executor shares),
 :mod:`~mdf.executor.batches` (the shard loop's typed messages, its read step with the one offset rule, and the
 driver's bookkeeping, shared by every executor), :mod:`~mdf.executor.passes` (key state, cluster-dedup passes,
 checkpoints), :mod:`~mdf.executor.shard` (the shard runner every executor runs),
-the executors with their metrics records (``inline``/``inline_pass``/``inline_metrics``,
-``ray``/``ray_metrics``/``actors``/``placement``), and
+the executors with their metrics records (``inline``/``inline_pass``/``inline_metrics``, and the package
+``ray``), and
 :mod:`~mdf.executor.select` (building the executor :func:`mdf.resolve.choose_executor` picks, and
 ``run_recipe``). ``run_recipe``, ``prepare`` and ``Plan`` are resolved on first use so that importing this
 package (the plugin manager does, for the base class) stays cheap and loops back to nothing.

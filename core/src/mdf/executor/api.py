@@ -17,8 +17,8 @@ from mdf.operators import Component, Params
 from mdf.run_stats import ExecutorMetrics
 
 if TYPE_CHECKING:
-    from mdf.executor.plan import Plan
     from mdf.metrics import RunMetrics
+    from mdf.plan import Plan
 
 
 def auto_workers(cores: int, shards: int) -> int:

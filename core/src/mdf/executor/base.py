@@ -18,11 +18,12 @@ import pyarrow as pa
 
 from mdf.checks import preflight
 from mdf.deduplicator import Deduplicator
-from mdf.executor.plan import Plan
 from mdf.fusion import fuse_steps
 from mdf.io.base import Writer
 from mdf.operators import BatchContext, Operator
-from mdf.plugins import Plugins, load_plugins
+from mdf.plan import Plan
+from mdf.plugin_set import Plugins
+from mdf.plugins import load_plugins
 from mdf.recipe import Recipe, StageSpec
 from mdf.resolve import build_component, build_operator
 

@@ -18,16 +18,17 @@ from mdf.checks import rejected_folder_schema
 from mdf.errors import MdfError
 from mdf.executor.api import Executor
 from mdf.executor.base import prepare
-from mdf.executor.plan import Plan
 from mdf.io.lineage import write_shard_map
 from mdf.io.rejected import save as save_rejected_schema
 from mdf.metrics import RunMetrics
 from mdf.ownership import claim
-from mdf.plugins import Plugins
+from mdf.plan import Plan
+from mdf.plugin_set import Plugins
 from mdf.recipe import Recipe
 from mdf.report.build import write_report
 from mdf.report.context import run_context
 from mdf.resolve import check_executor, choose_executor
+from mdf.run_stats import ClusterInfo
 from mdf.runlog import LOG, run_log
 from mdf.terminate import as_terminated
 
@@ -110,6 +111,15 @@ def disk_full(exc: BaseException, output: str) -> MdfError | None:
     )
 
 
+def _cluster(metrics: RunMetrics) -> ClusterInfo | None:
+    """The cluster the executor says it ran on; a plugin's method that fails costs only that line."""
+    try:
+        return metrics.executor_metrics.cluster_info()
+    except Exception:
+        LOG.warning("%s.cluster_info() failed", type(metrics.executor_metrics).__name__, exc_info=True)
+        return None
+
+
 def _run(plan: Plan, owned: Any, recipe: Recipe, progress: Any, announce: Callable[[str], None] | None) -> RunMetrics:
     """Build the executor, run, publish; each step and a failure's full traceback go to the run log."""
     try:
@@ -122,7 +132,7 @@ def _run(plan: Plan, owned: Any, recipe: Recipe, progress: Any, announce: Callab
         if announce is not None:
             announce(line)
         metrics = executor.run(progress)
-        metrics.context = run_context(recipe, plan.batch_plan, plan.batch_rows)  # recipe, machine: for the report
+        metrics.context = run_context(recipe, plan.batch_plan, plan.batch_rows, _cluster(metrics))  # for the report
         for entry in metrics.damaged:
             LOG.warning("damaged input: %s", entry.describe())
         LOG.info(

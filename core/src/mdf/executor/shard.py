@@ -34,12 +34,12 @@ from mdf.executor.base import Outputs, build_stage, run_chain
 from mdf.executor.batches import BatchDone, BatchRead, shard_batches
 from mdf.executor.failures import in_stage
 from mdf.executor.passes import attach_state
-from mdf.executor.plan import Plan
 from mdf.executor.threads import ByteBudget, Turnstile, auto_bytes_in_flight, prefetch
 from mdf.io.base import Reader, Shard
 from mdf.metrics import OperatorMetrics
 from mdf.operators import BatchContext, Operator
-from mdf.plugins import Plugins
+from mdf.plan import Plan
+from mdf.plugin_set import Plugins
 from mdf.recipe import StageSpec
 from mdf.state import KeyState
 

@@ -1,286 +1,31 @@
-"""Starting or joining Ray, and placing stage replicas between ``min`` and ``max``.
+"""Placing a pass's actors: stage replicas between ``min`` and ``max``, loaders, writers or whole-shard replicas.
 
 Replica counts are decided from the cluster's free resources before any actor is created: every stage first
 gets its ``min``, then extra replicas are handed out one per stage in turn up to ``max`` while resources last.
 Doing the arithmetic first (instead of creating ``max`` actors and seeing which start) gives a clear error that
 names the stage and the missing resources, and no actor ever waits forever for resources that are not there.
-Custom resources (``resources.custom``) pin a stage to the nodes that offer them.
+Custom resources (``resources.custom``) pin a stage to the nodes that offer them. :func:`start` places a pass's
+actors and returns them as a :class:`Pipeline`, which :meth:`Pipeline.teardown` ends.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import os
-import socket
-import subprocess
-import sys
-from dataclasses import dataclass
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
 from mdf.errors import MdfError
-from mdf.executor.ray_params import RayParams
+from mdf.executor.ray.params import RayParams, auto_max_in_flight
+from mdf.plan import Plan
 from mdf.recipe import ResourcesSpec, StageSpec
-from mdf.runlog import FORMAT, adopt
-from mdf.terminate import reclaim
+from mdf.state import KeyState
 
 
 class PlacementError(MdfError):
     """A stage cannot get its minimum replicas on this cluster."""
 
     exit_code = 2
-
-
-class ClusterUnreachable(MdfError):
-    """The Ray cluster named by ``executor.address`` / ``RAY_ADDRESS`` cannot be joined."""
-
-    exit_code = 2
-
-
-@dataclass
-class RaySession:
-    started_here: bool
-    address: str = ""
-    log_dir: str = ""
-
-    def close(self) -> None:
-        import ray
-
-        if self.started_here and ray.is_initialized():
-            if self.address == "local":
-                stop_local_ray()
-            else:
-                ray.shutdown()
-
-
-def stop_local_ray() -> None:
-    """``ray.shutdown()`` of a Ray this process started, without the second it waits on the autoscaler.
-
-    Ray stops a local Ray's processes one at a time: SIGTERM, up to a second to exit, then SIGKILL. The
-    autoscaler's monitor never exits in that second (measured on Ray 2.60: 1.0 s of a 1.33 s shutdown, on every
-    run), and a local Ray of fixed size has nothing for it to scale or to save. So it is killed first; Ray then
-    finds it gone and stops the rest as before (0.1-0.3 s). Ray keeps its processes in a private table: where it
-    is not there (another Ray version), the plain shutdown runs."""
-    import ray
-
-    try:
-        monitors = ray._private.worker._global_node.all_processes.get("monitor", [])
-    except AttributeError:
-        monitors = []
-    for info in monitors:
-        process = getattr(info, "process", None)
-        if process is not None and process.poll() is None:
-            process.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):  # else Ray's shutdown below waits on it again
-                process.wait(timeout=5)  # reaped, so Ray's own stop finds it gone
-    ray.shutdown()
-
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-LOCAL_GCS_TIMEOUT_S = 3
-LOCAL_GCS_CONNECT_TIMEOUT_S = 2
-
-
-def cluster_address(spec: RayParams) -> str | None:
-    """The address to join: ``executor.address``, else ``RAY_ADDRESS``; ``None`` = start a local Ray."""
-    address = spec.address or os.environ.get("RAY_ADDRESS")
-    return None if address in (None, "", "local") else address
-
-
-def _host(address: str) -> str:
-    """Host of ``HOST:PORT`` (``ray://`` and ``[v6]`` forms too); for ``auto``, the host Ray recorded for the
-    cluster last started on this machine (``ray start`` writes it in Ray's temp dir)."""
-    if address == "auto":
-        address = _recorded_cluster() or ""
-    address = address.split("://", 1)[-1]
-    return address.rsplit(":", 1)[0].strip("[]")
-
-
-def _ray_temp_dir() -> str:
-    """Ray's default temp dir, found as Ray finds it (``RAY_TMPDIR``, else ``TMPDIR``, else /tmp) + ``ray``."""
-    base = os.environ.get("RAY_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"
-    return os.path.join(base, "ray")
-
-
-def _recorded_cluster() -> str | None:
-    """What ``auto`` means to Ray: the cluster last started on this machine, recorded in Ray's temp dir."""
-    try:
-        with open(os.path.join(_ray_temp_dir(), "ray_current_cluster")) as f:
-            return f.read().strip() or None
-    except OSError:
-        return None
-
-
-# A raylet connects to its own object store, and a worker to its raylet, retrying every
-# ``raylet_client_connect_timeout_milliseconds`` (1,000 by default) up to ``..._num_connect_attempts`` times (10).
-# The raylet's first try races the store's thread: in 5 of 17 local starts here it lost and waited the full
-# second (``raylet.out``: 1.00 s between "Starting object store" and "ObjectManager server started"; ``ray.init``
-# 3.2 s instead of 2.2 s). Retrying every 100 ms, 100 times, keeps Ray's 10 s budget and waits 0.1 s at most
-# (0 of 18 starts over 2.3 s).
-FAST_CONNECT = {
-    "RAY_raylet_client_connect_timeout_milliseconds": "100",
-    "RAY_raylet_client_num_connect_attempts": "100",
-}
-
-
-def fast_connect() -> None:
-    """:data:`FAST_CONNECT` for the Ray this process starts next, unless the user set them (Ray reads them when
-    it is imported and its processes inherit them)."""
-    for key, value in FAST_CONNECT.items():
-        os.environ.setdefault(key, value)
-
-
-def _ray_environment(address: str | None, spec: RayParams) -> None:
-    """Ray's own settings, as environment variables Ray reads when it is imported and that its processes inherit.
-
-    * A cluster on loopback (``ray start --head --node-ip-address 127.0.0.1``, or the local Ray started here)
-      is reached on loopback: without ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` Ray rewrites ``127.0.0.1:P`` to
-      the machine's network address, where such a cluster does not listen.
-    * ``RAY_enable_pipe_based_agent_to_parent_health_check``: Ray's per-node agents notice at once that their
-      raylet died (a driver killed with SIGKILL takes its local Ray with it), instead of lingering for minutes.
-    * ``FAST_CONNECT``: Ray's processes retry their local connections every 0.1 s instead of every second (above).
-    * A local Ray's processes wait 2 s, not Ray's 5, for each try to reach their GCS on this host. A worker
-      that was starting when the driver died (SIGKILL: the local GCS dies with it) tries four times, sleeping a
-      second between: it outlived the driver by 24 s with Ray's default and by 11 s with 2 s
-      (``test_no_ray_process_outlives_a_killed_driver_by_more_than_seconds``). A GCS that is up answers at once.
-    * Ray's processes give up on a GCS that is gone after a few seconds (Ray's GCS reconnect timeout): for a
-      local Ray, whose GCS dies with the driver, that is what ends the agents that outlive a killed driver
-      (they report the raylet's death to the GCS first, retrying for a minute by default); when joining, it
-      bounds the wait for a cluster that is not there (``connect_timeout_s``).
-    """
-    if "ray" in sys.modules:
-        return  # already imported (a test, a notebook): Ray has read its settings
-    if address is None or _host(address) in LOOPBACK:
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    os.environ.setdefault("RAY_enable_pipe_based_agent_to_parent_health_check", "1")
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    fast_connect()
-    timeout = LOCAL_GCS_TIMEOUT_S if address is None else max(1, int(spec.connect_timeout_s))
-    os.environ.setdefault("RAY_gcs_rpc_server_reconnect_timeout_s", str(timeout))
-    if address is None:
-        os.environ.setdefault("RAY_gcs_rpc_server_connect_timeout_s", str(LOCAL_GCS_CONNECT_TIMEOUT_S))
-
-
-def connect(spec: RayParams) -> RaySession:
-    """Join ``address`` / ``RAY_ADDRESS`` when given, else start a quiet local Ray bound to 127.0.0.1.
-
-    Ray's own messages stay off the terminal: worker output in Ray's session logs (``log_to_driver`` off), the
-    driver's Python logging (start-up and token warnings) in the run's log file when a run log is open
-    (:func:`mdf.runlog.adopt`), else at ERROR only. The session lives in Ray's temp dir, never in the output.
-    """
-    address = cluster_address(spec)
-    _ray_environment(address, spec)
-    import ray
-
-    if ray.is_initialized():
-        return RaySession(started_here=False)
-    logged = adopt("ray")  # after `import ray`: importing it configures the "ray" logger afresh
-    common: dict[str, Any] = {"log_to_driver": False, "configure_logging": True}  # False would drop our handler
-    if logged:  # Ray's start-up and token warnings go to the run log
-        common.update(logging_level=logging.INFO, logging_format=FORMAT)
-    else:
-        common["logging_level"] = logging.ERROR
-    if address:
-        _reachable(address, spec.connect_timeout_s)
-        _token_auth_as_ray_start()
-        try:
-            ray.init(address=address, runtime_env=worker_runtime_env(), **common)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise ClusterUnreachable(join_error(address, exc)) from None
-        reclaim()  # ray.init replaced mdf's SIGTERM handler with its own sys.exit(15)
-        return RaySession(True, address, _session_logs())
-    # Ray prestarts a worker per CPU at init for tasks; an mdf run uses actors only, which get their own
-    # processes anyway, so prestarting costs ~1 s of a 2-core machine's start-up and buys nothing (measured:
-    # ray.init 3.35 s -> 2.37 s, first actor call +0.1 s).
-    ray.init(
-        address="local",
-        include_dashboard=spec.dashboard,
-        _system_config={"enable_worker_prestart": False},
-        **common,
-    )
-    reclaim()
-    return RaySession(True, "local", _session_logs())
-
-
-# Settings the ``mdf`` command gives its own process before numpy and pyarrow load (see :mod:`mdf.cli`): one
-# OpenBLAS thread, mimalloc arenas committed on demand.
-WORKER_ENV = ("OPENBLAS_NUM_THREADS", "MIMALLOC_ARENA_EAGER_COMMIT")
-
-
-def worker_runtime_env() -> dict[str, Any] | None:
-    """The driver's :data:`WORKER_ENV` settings for every worker of a cluster it joins.
-
-    A local Ray's workers inherit them from the driver that started it; a cluster's workers have the environment
-    of the shell that ran ``ray start``. Without them, W1 1 M joined to a ``ray start --head`` on this machine took
-    9.41-11.15 s (three runs, median 9.47 s) against 8.88-9.61 s (median 8.89 s) with them: mimalloc's eagerly
-    committed arenas fault in huge pages (see :mod:`mdf.cli`). Ray applies a job's ``runtime_env`` variables to
-    each worker before it starts, so they are there when pyarrow loads its allocator."""
-    env = {k: os.environ[k] for k in WORKER_ENV if k in os.environ}
-    return {"env_vars": env} if env else None
-
-
-def _token_auth_as_ray_start() -> None:
-    """Send the token when the cluster wants it, by the rule ``ray start`` uses: with ``RAY_AUTH_MODE`` unset,
-    token authentication is on when a token exists (``~/.ray/auth_token``, ``RAY_AUTH_TOKEN``, ...).
-
-    ``ray start --head`` follows that rule, ``ray.init(address=...)`` does not: once any head had made the token
-    file, joining by the address ``ray start`` printed (or ``RAY_ADDRESS``) failed with ``InvalidAuthToken``
-    after 20 s of Ray's retries, while ``auto`` worked. An explicit ``RAY_AUTH_MODE`` is left as it is."""
-    if "RAY_AUTH_MODE" in os.environ:
-        return
-    try:
-        from ray._private.authentication.authentication_token_setup import (
-            maybe_enable_token_auth_if_token_available,
-        )
-    except ImportError:  # a Ray without token authentication: nothing to send
-        return
-    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
-
-
-def join_error(address: str, exc: BaseException) -> str:
-    """The one line a failed ``ray.init(address=...)`` becomes. Ray's version check spreads the two versions (and
-    the node of this process) over six lines; they are the point of that error, so they are kept, joined."""
-    text = str(exc).strip()
-    if text.startswith("Version mismatch"):
-        versions = " ".join(text.split())
-        return (
-            f"cannot join the Ray cluster at {address!r}: {versions}; run mdf with the cluster's Ray and Python "
-            "versions (pip install ray==<its version> in a Python of its version)"
-        )
-    first = text.splitlines()[0] if text else type(exc).__name__
-    return (
-        f"cannot join the Ray cluster at {address!r}: {first}; start it (`ray start --head --port PORT`) "
-        "or fix executor.address / RAY_ADDRESS"
-    )
-
-
-def _reachable(address: str, timeout_s: float) -> None:
-    """Fail in one line before Ray does: Ray's core ends the process (C++ log lines, exit 1) when the GCS it
-    was pointed at does not answer, so the port is tried first with a plain TCP connection."""
-    target = _recorded_cluster() if address == "auto" else address
-    if target is None:
-        raise ClusterUnreachable(
-            "executor.address is 'auto' but no Ray cluster was started on this machine (`ray start --head`)"
-        )
-    if "://" in target:
-        return  # ray:// (Ray Client) and other schemes: Ray's own connection
-    host, _, port = target.rpartition(":")
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
-    except (OSError, ValueError) as exc:
-        shown = address if target == address else f"{address} ({target})"
-        raise ClusterUnreachable(
-            f"cannot reach the Ray cluster at {shown!r}: {exc}; start it (`ray start --head --port "
-            "PORT`) or fix executor.address / RAY_ADDRESS"
-        ) from None
-
-
-def _session_logs() -> str:
-    """Where this Ray session keeps its logs (printed at the end of a run)."""
-    import ray
-
-    node = getattr(ray._private.worker, "_global_node", None)  # no public API tells the session directory
-    return os.path.join(node.get_session_dir_path(), "logs") if node is not None else ""
 
 
 def _demand(res: ResourcesSpec) -> dict[str, float]:
@@ -354,3 +99,151 @@ def actor_options(res: ResourcesSpec, spec: RayParams, name: str) -> dict[str, A
     if res.custom:
         opts["resources"] = dict(res.custom)
     return opts
+
+
+@dataclass
+class Pipeline:
+    """One pass's actors and what placing them decided: the stage groups (consecutive stages one actor runs)
+    and their replicas, the bound on chains in flight, the resources free before (so the teardown can wait for
+    them to come back). In whole-shard mode ``stages[0]`` are :class:`~mdf.executor.ray.actors.ShardActor`
+    replicas, also listed as the writers."""
+
+    plan: Plan
+    groups: list[list[int]]
+    replicas: list[int]
+    loaders: list[Any] = field(default_factory=list)
+    stages: list[list[Any]] = field(default_factory=list)
+    writers: list[Any] = field(default_factory=list)
+    whole_shards: bool = False
+    max_in_flight: int = 0
+    free_before: dict[str, float] = field(default_factory=dict)
+    startup_s: float = 0.0
+    load: dict[Any, int] = field(default_factory=lambda: defaultdict(int))
+    lost: list[Any] = field(default_factory=list)  # whole-shard replicas dropped after their node died
+
+    def least_loaded(self, stage: int) -> Any:
+        """The replica of ``stage`` with the fewest chains in flight (ties: the first)."""
+        return min(self.stages[stage], key=lambda a: self.load[a])
+
+    def replicas_by_stage(self) -> list[int]:
+        """Replicas of each recipe stage (a fused group's stages share them)."""
+        placed = {i: n for g, n in zip(self.groups, self.replicas, strict=True) for i in g}
+        return [placed.get(i, 1) for i in range(len(self.plan.recipe.stages))]
+
+    def lose(self, replica: Any) -> int:
+        """Drop a whole-shard replica whose process or node died (kept for the teardown: it may restart);
+        return how many are left."""
+        self.stages[0].remove(replica)
+        self.lost.append(replica)
+        return len(self.stages[0])
+
+    def teardown(self, wait: bool = True) -> None:
+        """Kill the pass's actors and wait (briefly) until their resources are free again, so a following run
+        or pass on the same cluster sees them; Ray frees them asynchronously. ``wait=False`` when nothing will
+        follow on this Ray (the last pass on a local Ray that is shut down next)."""
+        import ray
+
+        if not ray.is_initialized():
+            return
+        everyone = {id(a): a for a in [*self.loaders, *self.writers, *self.lost, *(a for g in self.stages for a in g)]}
+        for actor in everyone.values():
+            ray.kill(actor, no_restart=True)
+        deadline = time.monotonic() + 10
+        while wait and time.monotonic() < deadline:
+            free = ray.available_resources()
+            if all(free.get(k, 0.0) + 1e-6 >= v for k, v in self.free_before.items()):
+                return
+            time.sleep(0.05)
+
+
+def start(plan: Plan, spec: RayParams, run_id: str, key_state: KeyState | None, placed: list[Pipeline]) -> Pipeline:
+    """Place and start a pass's actors; the pipeline goes into ``placed`` before they are waited for, so a
+    failure to start still tears them down. Chains of loaders -> stage groups -> writers, or whole-shard
+    replicas when :func:`whole_shards` says so."""
+    import ray
+
+    from mdf.executor.ray import actors
+    from mdf.executor.ray.parts import targets
+
+    began = time.perf_counter()
+    stages, rec = plan.recipe.stages, plan.recipe
+    available = ray.available_resources()
+    groups = fuse_groups(stages, spec.fuse_stages)
+    heads = [g[0] for g in groups]  # a group's stages share resources and replicas
+    pipe = Pipeline(plan, groups, replica_counts([stages[i] for i in heads], available, heads))
+    pipe.free_before = {k: v for k, v in available.items() if k in ("CPU", "GPU")}
+    store = rec.storage  # each actor applies the recipe's storage: settings in its own process
+    parts = targets({"writer": rec.writer, "rejected": rec.rejected})  # s3:// outputs: uploaded by the actors
+    fail = rec.on_damaged_input == "fail"
+    if whole_shards(spec, pipe):
+        _same_resources(stages)
+        pipe.whole_shards, pipe.groups = True, [list(range(len(stages)))]
+        pipe.replicas = replica_counts([stages[0]], available)
+        name = f"{run_id}-{'+'.join(s.name for s in stages)}"  # as a fused group's chain actors are named
+        cls = ray.remote(actors.ShardActor)
+        runners = [
+            cls.options(**actor_options(stages[0].resources, spec, f"{name}-{k}")).remote(
+                rec.reader, plan.batch_rows, list(enumerate(stages)), key_state, (rec.writer, rec.rejected), store,
+                parts, fail,
+            )
+            for k in range(pipe.replicas[0])
+        ]  # fmt: skip
+        pipe.stages, pipe.writers, pipe.max_in_flight = [runners], runners, len(runners)
+    else:
+        n_loaders = spec.loaders if spec.loaders != "auto" else max(1, min(len(plan.shards), 2))
+        n_loaders = min(n_loaders, max(1, len(plan.shards)))
+        n_writers = spec.writers if spec.writers != "auto" else n_loaders
+        io_opts = {"num_cpus": 0, "max_restarts": 0}
+        loader = ray.remote(actors.Loader).options(**io_opts)
+        pipe.loaders = [
+            loader.remote(rec.reader, plan.shards[i::n_loaders], plan.batch_rows, store, fail) for i in range(n_loaders)
+        ]
+        worker = ray.remote(actors.StageWorker)
+        for members, n in zip(groups, pipe.replicas, strict=True):
+            name = "+".join(stages[i].name for i in members)
+            opts = [actor_options(stages[members[0]].resources, spec, f"{run_id}-{name}-{k}") for k in range(n)]
+            specs = [(i, stages[i]) for i in members]
+            pipe.stages.append([worker.options(**o).remote(specs, key_state, rec.rejected is not None, store)
+                                for o in opts])  # fmt: skip
+        writer = ray.remote(actors.ShardWriter).options(**io_opts)
+        pipe.writers = [writer.remote(rec.writer, rec.rejected, store, parts) for _ in range(n_writers)]
+        pipe.max_in_flight = (
+            spec.max_in_flight
+            if spec.max_in_flight != "auto"
+            else plan.max_in_flight or auto_max_in_flight(pipe.replicas, n_loaders)
+        )
+    placed.append(pipe)
+    _wait_ready([*pipe.loaders, *pipe.writers, *(a for g in pipe.stages for a in g)], spec.placement_timeout_s)
+    pipe.startup_s = time.perf_counter() - began
+    return pipe
+
+
+def whole_shards(spec: RayParams, pipe: Pipeline) -> bool:
+    """``whole_shards: auto``: on when all stages run in one actor (one fused group), no chain bound is set and
+    every replica gets a shard: then a chain per batch pipelines nothing across actors and only adds
+    object-store hops (see :mod:`mdf.executor.ray.shards`). ``max_in_flight`` or ``max_bytes_in_flight`` asks
+    for chains; so do fewer shards than replicas, where chains spread one shard's batches over them."""
+    if spec.whole_shards != "auto":
+        return spec.whole_shards
+    one_group = len(pipe.groups) == 1 and len(pipe.plan.shards) >= pipe.replicas[0]
+    return one_group and spec.max_in_flight == "auto" and spec.max_bytes_in_flight is None
+
+
+def _same_resources(stages: list[StageSpec]) -> None:
+    """Whole-shard replicas run every stage (``whole_shards: true``): the stages must ask for the same resources
+    (the replicas are the first stage's)."""
+    for i, stage in enumerate(stages):
+        if stage.resources != stages[0].resources:
+            raise PlacementError(
+                f"executor.whole_shards: true runs every stage in one actor, but stages[{i}] '{stage.name}' asks "
+                f"for other resources than stages[0]; give the stages the same resources, or set whole_shards: auto"
+            )
+
+
+def _wait_ready(everyone: list[Any], timeout: float) -> None:
+    import ray
+
+    ready, pending = ray.wait([a.__ray_ready__.remote() for a in everyone], num_returns=len(everyone), timeout=timeout)
+    ray.get(ready)  # surfaces a constructor error (bad params, missing dependency) as itself
+    if pending:
+        raise RuntimeError(f"{len(pending)} actor(s) did not start within {timeout}s")
