@@ -25,7 +25,7 @@ from typing import Any
 from mdf.executor.batches import BatchRead, LoaderDone, ShardEnd
 from mdf.executor.ray.book import Book
 from mdf.executor.ray.params import RayParams
-from mdf.executor.ray.placement import Pipeline
+from mdf.executor.ray.placement import NODE_CHECK_S, Pipeline
 from mdf.metrics import RunMetrics
 
 
@@ -70,7 +70,10 @@ def run_chains(book: Book, params: RayParams) -> RunMetrics:
                 next_call[meta_ref] = (loader, payload_ref)
             book.in_flight(len(in_flight), bytes_in_flight)
             waiting = list(in_flight) + (list(next_call) if not queued else []) + list(commits)
-            ready, _ = ray.wait(waiting, num_returns=1)
+            ready, _ = ray.wait(waiting, num_returns=1, timeout=NODE_CHECK_S)
+            if not ready:  # a slow stage, or a replica waiting for a restart its dead node cannot give
+                pipe.stop_stranded()
+                continue
             ready, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0)
             for ref in ready:
                 if ref in commits:

@@ -21,6 +21,9 @@ from mdf.plan import Plan
 from mdf.recipe import ResourcesSpec, StageSpec
 from mdf.state import KeyState
 
+NODE_CHECK_S = 5.0
+"""How often, while nothing comes back, a driver looks for replicas stranded on a dead node."""
+
 
 class PlacementError(MdfError):
     """A stage cannot get its minimum replicas on this cluster."""
@@ -120,6 +123,7 @@ class Pipeline:
     startup_s: float = 0.0
     load: dict[Any, int] = field(default_factory=lambda: defaultdict(int))
     lost: list[Any] = field(default_factory=list)  # whole-shard replicas dropped after their node died
+    nodes: dict[int, str] = field(default_factory=dict)  # id(stage replica) -> the node it started on
 
     def least_loaded(self, stage: int) -> Any:
         """The replica of ``stage`` with the fewest chains in flight (ties: the first)."""
@@ -136,6 +140,22 @@ class Pipeline:
         self.stages[0].remove(replica)
         self.lost.append(replica)
         return len(self.stages[0])
+
+    def stop_stranded(self) -> int:
+        """Kill, for good, the stage replicas whose node is dead; return how many.
+
+        Why: Ray restarts a replica whose node died (``max_restarts``) and retries its call on the restarted
+        one, but the restart needs a node with room for it; on a cluster whose other replicas hold every CPU it
+        waits forever, and so does its shard (seen with a worker host's link cut: the run hung). Killed, the call
+        ends in an actor error: the shard runs again on a replica that is alive (whole shards), or the run stops
+        in one line and ``--resume`` continues it (chains)."""
+        import ray
+
+        alive = {n["NodeID"] for n in ray.nodes() if n.get("Alive")}
+        stranded = [a for g in self.stages for a in g if self.nodes.get(id(a), "") not in (*alive, "")]
+        for actor in stranded:
+            ray.kill(actor, no_restart=True)
+        return len(stranded)
 
     def teardown(self, wait: bool = True) -> None:
         """Kill the pass's actors and wait (briefly) until their resources are free again, so a following run
@@ -214,6 +234,9 @@ def start(plan: Plan, spec: RayParams, run_id: str, key_state: KeyState | None, 
         )
     placed.append(pipe)
     _wait_ready([*pipe.loaders, *pipe.writers, *(a for g in pipe.stages for a in g)], spec.placement_timeout_s)
+    replicas = [a for g in pipe.stages for a in g]
+    where = ray.get([a.__ray_call__.remote(_node_id) for a in replicas])
+    pipe.nodes = {id(a): node for a, node in zip(replicas, where, strict=True)}
     pipe.startup_s = time.perf_counter() - began
     return pipe
 
@@ -238,6 +261,12 @@ def _same_resources(stages: list[StageSpec]) -> None:
                 f"executor.whole_shards: true runs every stage in one actor, but stages[{i}] '{stage.name}' asks "
                 f"for other resources than stages[0]; give the stages the same resources, or set whole_shards: auto"
             )
+
+
+def _node_id(_actor: Any) -> str:
+    import ray
+
+    return str(ray.get_runtime_context().get_node_id())
 
 
 def _wait_ready(everyone: list[Any], timeout: float) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from mdf.executor.batches import ShardDone
 from mdf.executor.ray.book import Book
+from mdf.executor.ray.placement import NODE_CHECK_S
 from mdf.io.base import Shard
 from mdf.metrics import RunMetrics
 from mdf.runlog import LOG
@@ -53,7 +54,10 @@ def run_shards(book: Book) -> RunMetrics:
     with book.driving():
         while in_flight:
             book.in_flight(len(in_flight))
-            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=NODE_CHECK_S)
+            if not ready:  # a long shard, or a replica waiting for a restart its dead node cannot give
+                pipe.stop_stranded()
+                continue
             for ref in ready:
                 runner, shard = in_flight.pop(ref)
                 try:
