@@ -45,6 +45,7 @@ from mdf.storage import (
     join,
     scheme_of,
 )
+from mdf_dedup.index.errors import Conflict, IndexBusy
 
 LOCK_TTL_S = 60.0
 WRITABLE = ("s3", "s3a")
@@ -62,10 +63,6 @@ def storage_for(settings: StorageSettings | None) -> Storage:
     if key not in _STORAGES:
         _STORAGES[key] = Storage(settings)
     return _STORAGES[key]
-
-
-class Conflict(Exception):
-    """A conditional write found the object changed (HTTP 412)."""
 
 
 class ObjectIndexFiles:
@@ -200,8 +197,6 @@ class ObjectIndexFiles:
     def acquire_lock(self, run: dict[str, Any]) -> bool:
         """Take the lock for ``run``, or find it held by ``run`` (another bucket); ``True`` if this process holds
         it. :class:`~mdf_dedup.index.manifest.IndexBusy` naming a live holder of another run."""
-        from mdf_dedup.index.manifest import IndexBusy
-
         self._check_writable()
         key = _key(self.root, run)
         held = _HELD.get(key)
