@@ -65,6 +65,10 @@ def free_ports(n: int, low: int = 20000, high: int = 55535) -> list[int]:
     return out
 
 
+READ_ONLY = ("mdfreadonly", "mdf-read-only-secret-0123456789")
+"""Keys of a second identity of every :class:`SeaweedS3`, allowed to read and list only."""
+
+
 @dataclass
 class S3Endpoint:
     url: str
@@ -105,7 +109,9 @@ class SeaweedS3:
         config = self.workdir / "s3.json"
         identity = {"name": "mdf", "credentials": [{"accessKey": self.access_key, "secretKey": self.secret_key}]}
         identity["actions"] = ["Admin", "Read", "Write", "List", "Tagging"]
-        config.write_text(json.dumps({"identities": [identity]}))
+        reader = {"name": "reader", "credentials": [{"accessKey": READ_ONLY[0], "secretKey": READ_ONLY[1]}],
+                  "actions": ["Read", "List"]}  # fmt: skip
+        config.write_text(json.dumps({"identities": [identity, reader]}))
         master, volume, filer, s3 = free_ports(4)
         cmd = [
             *self.prefix, weed, "server", f"-dir={data}", f"-ip={self.host}", f"-ip.bind={self.host}",

@@ -42,10 +42,13 @@ def test_item11_a_failed_run_ends_failed_with_its_reason(tmp_path, capsys, monke
     assert run_record(tmp_path / "out")["status"] == "complete"
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 @pytest.mark.parametrize("executor", ["inline", "ray"])
-def test_item11_sigterm_ends_the_run_failed_and_resume_finishes_it(tmp_path, executor):
+def test_item11_sigterm_ends_the_run_failed_and_resume_finishes_it(tmp_path, executor, sig):
     """SIGTERM killed the process without unwinding: run.json stayed "running" (fails on f53e219: seen, exit
-    -15 and "running" inline; on Ray, exit 15 from Ray's own handler, which never marked the run failed)."""
+    -15 and "running" inline; on Ray, exit 15 from Ray's own handler, which never marked the run failed). SIGHUP
+    (a closed terminal, issue 46's item 15) is handled the same, exit 129 (seen red on eefbc81: exit -1 and
+    "running", inline and on Ray, whose ``ray.init`` replaces the handlers)."""
     from .test_no_data_loss import SLOW, _completed, jsonl_files, mdf_popen, wait_for
 
     recipe = write_recipe(tmp_path, jsonl_files(tmp_path / "in", 3, rows=200), executor=executor, ops=[SLOW])
@@ -56,15 +59,15 @@ def test_item11_sigterm_ends_the_run_failed_and_resume_finishes_it(tmp_path, exe
     while _completed(tmp_path / "out") < 1 and proc.poll() is None and time.time() < deadline:
         time.sleep(0.05)  # well into the run (on Ray: after Ray's driver replaced the handler)
     assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-    os.kill(proc.pid, signal.SIGTERM)
+    os.kill(proc.pid, sig)
     code = proc.wait(timeout=120)
     err = proc.stderr.read() if proc.stderr else ""
-    assert code == 128 + signal.SIGTERM, err[-3000:]
+    assert code == 128 + sig, err[-3000:]
     assert error_lines(err) == [
-        f"error: terminated by signal SIGTERM; the output is kept: `mdf run --resume {recipe}` continues it"
+        f"error: terminated by signal {sig.name}; the output is kept: `mdf run --resume {recipe}` continues it"
     ], err
     record = run_record(tmp_path / "out")
-    assert record["status"] == "failed" and record["error"].startswith("Terminated: terminated by signal SIGTERM")
+    assert record["status"] == "failed" and record["error"].startswith(f"Terminated: terminated by signal {sig.name}")
     result = run_mdf("run", "-q", "--resume", str(recipe))
     assert result.returncode == 0, result.stderr
     assert table(tmp_path / "out").num_rows + table(tmp_path / "rej").num_rows == 600

@@ -83,6 +83,9 @@ def test_publish_replaces_the_old_run_and_commits_success(seaweed: SeaweedS3, bu
     for name, ids in (("a.parquet", [1, 2]), ("old-only.parquet", [3])):  # an earlier run's output
         _part(str(tmp_path / name), ids)
         st.put_file(str(tmp_path / name), f"{out}/{name}")
+    old_manifest = {"run_id": "run-1", "files": [{"name": "a.parquet"}, {"name": "old-only.parquet"}]}
+    st.write_bytes(f"{out}/{SUCCESS}", json.dumps(old_manifest).encode())
+    st.write_bytes(f"{out}/_notes.txt", b"a user's file: publish must keep it")
     staging = staging_prefix(out, "run-2")
     for name, ids in (("a.parquet", [10, 11]), ("b.parquet", [12])):
         _part(str(tmp_path / name), ids)
@@ -92,7 +95,9 @@ def test_publish_replaces_the_old_run_and_commits_success(seaweed: SeaweedS3, bu
     assert sorted(ds.dataset(path, filesystem=fs, format="parquet").to_table()["id"].to_pylist()) == [1, 2, 3]
     manifest = publish(st, out, "run-2")
     assert [f["name"] for f in manifest["files"]] == ["a.parquet", "b.parquet"]
+    # the earlier run's parts are replaced (its _SUCCESS lists them); an object mdf did not write stays
     assert [o.url for o in st.list(out)] == [f"{out}/a.parquet", f"{out}/b.parquet"]
+    assert st.exists(f"{out}/_notes.txt")
     assert committed(st, out) == [f"{out}/a.parquet", f"{out}/b.parquet"]
     assert sorted(ds.dataset(path, filesystem=fs, format="parquet").to_table()["id"].to_pylist()) == [10, 11, 12]
     assert st.list(staging, hidden=True) == [] and not st.exists(f"{out}/_mdf/{INTENT}")

@@ -88,7 +88,8 @@ def test_metrics_json_of_another_version_is_refused_in_one_line(tmp_path, run_re
     path.write_text("{not json")
     with pytest.raises(SystemExit) as exc:
         main(["report", str(tmp_path / "out")])
-    assert exc.value.code == 1 and "not a metrics.json mdf can read" in capsys.readouterr().err
+    # a damaged file is exit 2 since issue 46's item 12 (a tampered metrics.json is one line naming it)
+    assert exc.value.code == 2 and "not a metrics.json mdf can read" in capsys.readouterr().err
 
 
 def test_timeline_stores_differences_and_stays_bounded():

@@ -7,8 +7,10 @@ core may move its insides freely, and tests/test_plugin_api.py checks every plug
   :class:`Params` / :class:`DedupParams`, :class:`BatchContext`, the ``_reason`` column name :data:`REASON`;
 * key state: :class:`KeyState` (the client a deduplicator's ``self.state`` is), :class:`StateType` (the base
   of bucket-side state a plugin registers), :data:`NO_MATCH`;
+* parameters naming files the run reads (a model, a word list; ``--resume`` refuses a changed one):
+  :data:`InputFile`, :class:`ReadsFile` (:mod:`mdf.named_files`);
 * readers and writers: :class:`Reader`, :class:`Writer`, :class:`Shard`, :class:`ParquetReader` (to subclass),
-  :func:`expand_paths` and :func:`shard_ids` (file listing, sharding), :data:`DAMAGED_INPUT` and
+  :func:`expand_paths`, :func:`glob_files` and :func:`shard_ids` (file listing, sharding), :data:`DAMAGED_INPUT` and
   :func:`damaged_input_batch` (a damaged record goes to ``rejected``);
 * batch sizing: :class:`Modality` and :class:`CostClass` (what readers and operators declare by name, and
   what ``mdf_register_modalities`` / ``mdf_register_cost_classes`` add);
@@ -59,6 +61,7 @@ _EXPORTS = {
     "ExecutorSection": "mdf.run_stats",
     "Filter": "mdf.operators",
     "InputError": "mdf.errors",
+    "InputFile": "mdf.named_files",
     "KERNELS": "mdf.native",
     "KeyState": "mdf.state",
     "MdfError": "mdf.errors",
@@ -72,6 +75,7 @@ _EXPORTS = {
     "ParquetReader": "mdf.io.parquet",
     "PluginError": "mdf.errors",
     "Reader": "mdf.io.base",
+    "ReadsFile": "mdf.named_files",
     "RecipeError": "mdf.errors",
     "Refiner": "mdf.operators",
     "RunMetrics": "mdf.metrics",
@@ -83,6 +87,7 @@ _EXPORTS = {
     "Writer": "mdf.io.base",
     "damaged_input_batch": "mdf.io.base",
     "expand_paths": "mdf.io.sharding",
+    "glob_files": "mdf.io.sharding",
     "has_native_kernel": "mdf.native",
     "as_numpy": "mdf.arrowpy",
     "lit": "mdf.arrowpy",
@@ -102,8 +107,9 @@ if TYPE_CHECKING:
     from mdf.executor.shard import ShardRunner
     from mdf.io.base import DAMAGED_INPUT, Reader, Shard, Writer, damaged_input_batch
     from mdf.io.parquet import ParquetReader
-    from mdf.io.sharding import expand_paths, shard_ids
+    from mdf.io.sharding import expand_paths, glob_files, shard_ids
     from mdf.metrics import REASON, REASON_DETAIL, OperatorMetrics, RunMetrics, StageMetrics
+    from mdf.named_files import InputFile, ReadsFile
     from mdf.native import KERNELS, has_native_kernel, native_kernel, with_columns
     from mdf.operators import BatchContext, Filter, Operator, Params, Refiner
     from mdf.profiles import CostClass, Modality
@@ -131,6 +137,7 @@ __all__ = [
     "ExecutorSection",
     "Filter",
     "InputError",
+    "InputFile",
     "KeyState",
     "MdfError",
     "MissingDependencyError",
@@ -143,6 +150,7 @@ __all__ = [
     "PassCounter",
     "PluginError",
     "Reader",
+    "ReadsFile",
     "RecipeError",
     "Refiner",
     "Registry",
@@ -156,6 +164,7 @@ __all__ = [
     "as_numpy",
     "damaged_input_batch",
     "expand_paths",
+    "glob_files",
     "has_native_kernel",
     "hookimpl",
     "lazy_exports",

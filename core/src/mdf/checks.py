@@ -16,10 +16,9 @@ from mdf.errors import RecipeError
 from mdf.io.rejected import rejected_schema
 from mdf.ownership import check_output_paths
 
-_is_string_view = getattr(pa.types, "is_string_view", lambda t: False)
-_FAMILIES = {
-    "string": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t),
-    "path": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t) or _is_string_view(t),
+_FAMILIES = {  # a view type (string_view) is none of them: the operators' Arrow kernels do not take it
+    "string": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),
+    "path": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),
     "binary": lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t),
     "integer": pa.types.is_integer,
     "float": pa.types.is_floating,
@@ -54,8 +53,8 @@ def accepts(family: str, dtype: pa.DataType | str) -> bool:
         if dtype == "any":
             return True  # a refiner declared the column but not its type
         return "any" in parts or dtype in parts or (dtype in ("integer", "float") and "number" in parts)
-    if pa.types.is_null(dtype):
-        return True  # all-null in the sample: the type is not known yet
+    # a null column (a Parquet column of type null: no value at all) is none of them either: every operator reading
+    # it failed at its first batch (a JSONL sample leaves out fields it saw only null, so none comes from there)
     return any(_FAMILIES[p](dtype) for p in parts if p in _FAMILIES)
 
 
@@ -76,7 +75,10 @@ def written_columns(plan: Any) -> dict[str, str]:
     for stage in plan.recipe.stages:
         for spec in stage.operators:
             cls = plan.plugins.operators.get(spec.name)
-            for _, column, types in declared(cls, cls.Params(**spec.params), "writes"):
+            params = cls.Params(**spec.params)
+            for column, types in (cls.written_columns(params) or {}).items():
+                out.setdefault(column, types)
+            for _, column, types in declared(cls, params, "writes"):
                 out.setdefault(column, types)
     return out
 
@@ -117,6 +119,10 @@ def check_columns(plan: Any) -> None:
                         f"input; name a {types} column or cast it upstream",
                         where,
                     )
+            written = cls.written_columns(params)
+            if written is not None:
+                columns.update(written)
+                continue
             if cls.writes is None:
                 return  # a refiner that does not say what it adds: the schema after it is unknown
             for _, column, types in declared(cls, params, "writes"):

@@ -60,5 +60,8 @@ class MissingDependencyError(ImportError, MdfError):
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread like ``^C`` (by ``mdf run``'s handler, or from the ``SystemExit`` Ray's
-    driver handler raises), so a run unwinds: its folders are released and ``run.json`` ends ``failed``."""
+    """SIGTERM or SIGHUP, raised in the main thread like ``^C`` (by ``mdf run``'s handler, or from the
+    ``SystemExit`` Ray's driver handler raises), so a run unwinds: its folders are released and ``run.json`` ends
+    ``failed``. ``signum``: the signal (``mdf run`` exits ``128 + signum``)."""
+
+    signum: int = 15

@@ -3,8 +3,15 @@
 The recipe is taken without ``executor``, ``source`` and ``on_damaged_input`` (how to run and when to stop do not
 change what is written), output paths made absolute, and the input listing as (path, size, mtime). For an
 object (``s3://...``) size and mtime come from the listing the reader made (:func:`mdf.io.sharding.file_info`):
-an object rewritten under the same key gets a new last-modified time, so ``--resume`` sees it changed. Written to
+an object rewritten under the same key gets a new last-modified time, so ``--resume`` sees it changed. URLs are
+taken without their credentials (:mod:`mdf.storage.redact`): they are written into ``run.json``, and a presigned
+URL signed again after a kill names the same object, so ``--resume`` still continues its run. Written to
 ``_mdf/run.json`` before any data (:mod:`mdf.ownership`) and into the checkpoint manifest.
+
+The files the recipe names besides its input (a model, a blocklist, a dedup index: :mod:`mdf.named_files`) are
+recorded beside it (``files``) and compared by ``--resume`` too, but are not part of the hash: the hash names the
+run (a dedup index knows the generation a run added by it), and what the run added to a file it names must not
+make its own resume look like another run.
 """
 
 from __future__ import annotations
@@ -12,12 +19,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mdf.io.sharding import file_info
+from mdf.named_files import changed, identities
 from mdf.output_paths import output_dirs
 from mdf.storage.errors import StorageError
+from mdf.storage.redact import redact_tree, redact_url
 from mdf.storage.urls import is_remote
 
 
@@ -27,6 +36,7 @@ class Fingerprint:
 
     recipe: dict[str, Any]
     inputs: list[list[Any]]
+    files: dict[str, Any] = field(default_factory=dict)  # yaml key -> {path: identity} (mdf.named_files)
 
     @property
     def sha(self) -> str:
@@ -42,10 +52,25 @@ class Fingerprint:
         inputs = []
         for path in dict.fromkeys(s.path for s in plan.shards):
             try:
-                inputs.append([path, *file_info(path)])
+                inputs.append([redact_url(path), *file_info(path)])
             except (OSError, StorageError):
-                inputs.append([path, None, None])
-        return cls(recipe, inputs)
+                inputs.append([redact_url(path), None, None])
+        recipe = redact_tree(recipe)
+        made = cls(recipe, inputs)
+        return cls(recipe, inputs, identities(plan, made.sha))
+
+    def differs(self, record: dict[str, Any]) -> str | None:
+        """Why ``--resume`` must not continue the run of ``record`` (its ``run.json``), or ``None``: another recipe
+        or input listing (:meth:`changes`), or a file the recipe names that changed since the run began."""
+        if record.get("fingerprint") != self.sha:
+            return self.changes(record)
+        before = record.get("files")
+        if not isinstance(before, dict):  # a record of an mdf that did not note them: nothing to compare
+            return None
+        why = changed(before, self.files)
+        if why is None:
+            return None
+        return f"{why}, so the rows still to do would be made with another file than those done"
 
     def changes(self, record: dict[str, Any]) -> str:
         """What differs from a run record, in one line (the first few recipe keys, then input files)."""

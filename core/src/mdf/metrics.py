@@ -29,6 +29,7 @@ from mdf.run_stats import (
     ResumeInfo,
     RunContext,
 )
+from mdf.storage.redact import redact_text
 
 METRICS_VERSION = 1
 """``metrics.json``'s ``"version"``: raised when a key changes meaning or goes away (adding keys does not).
@@ -238,7 +239,7 @@ class RunMetrics:
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2))
+        tmp.write_text(redact_text(json.dumps(self.to_dict(), indent=2)))  # no URL's credentials (recipe, errors)
         os.replace(tmp, out)
         return out
 

@@ -128,6 +128,14 @@ class Operator(Component, ABC):
     "cannot say", and the column check stops there. :class:`Refiner` defaults to ``None``."""
 
     @classmethod
+    def written_columns(cls, params: Params) -> dict[str, str] | None:
+        """The columns this operator adds (``{column: type family}``) where they depend on more than a parameter's
+        value, so :attr:`writes` cannot say them (a classifier's score column per label of its model); ``None``:
+        :attr:`writes` says them. Read by the column check before any work, so a later operator reading a
+        column of the wrong type fails ``validate``, not the run."""
+        return None
+
+    @classmethod
     def rejected_columns(cls, params: Params) -> dict[str, str]:
         """Columns this operator adds to the rows it *rejects* (``{column: type family}``, as :attr:`writes`), so
         the one schema of the ``rejected:`` folder (:mod:`mdf.io.rejected`), fixed before any data, holds them;

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mdf.errors import RecipeError
+from mdf.named_files import stores
 
 NAME_MAX = 255  # bytes in one file name (ext4, xfs, btrfs, tmpfs)
 PATH_MAX = 4096  # bytes in a path the kernel accepts
@@ -94,6 +95,9 @@ def _check_urls(recipe: Any) -> None:
                 f"s3://{bucket or 'bucket'}/out",
                 f"{role}.path",
             )
+        from mdf.storage.output import check_writable  # the S3 layer: imported for an s3:// output only
+
+        check_writable(path, role)
     keys = [(role, path, _key(path)) for role, path in urls]
     if len(keys) == 2 and (_under(keys[0][2], keys[1][2]) or _under(keys[1][2], keys[0][2])):
         raise RecipeError(
@@ -165,6 +169,20 @@ def _check_place(role: str, path: str, recipe: Any) -> None:
     source = getattr(recipe, "source", None)
     if source and _within(resolved(str(source)), out):
         raise RecipeError(f"'{path}' holds the recipe {source}; --overwrite would delete it; {fix}", f"{role}.path")
+    found = _input_place(out, recipe)
+    if found is not None:
+        what, where = found
+        if what == "is inside":
+            raise RecipeError(
+                f"'{path}' is inside {where}; the next run would read this output as input; {fix} outside it",
+                f"{role}.path",
+            )
+        raise RecipeError(f"'{path}' {what} {where}; writing there replaces the input; {fix}", f"{role}.path")
+
+
+def _input_place(out: Path, recipe: Any) -> tuple[str, str] | None:
+    """How the resolved folder ``out`` meets a local input: ``("is" | "holds" | "is inside", "the input '...'
+    (reader.paths[i])")``, "is inside" only where the reader lists files in it; ``None`` when apart."""
     paths = recipe.reader.params.get("paths") if recipe.reader is not None else None
     for i, pattern in enumerate(paths if isinstance(paths, list) else []):
         if not isinstance(pattern, str) or _remote(pattern):
@@ -172,13 +190,46 @@ def _check_place(role: str, path: str, recipe: Any) -> None:
         root, rest = _split_glob(os.path.expanduser(pattern))
         where = f"the input '{pattern}' (reader.paths[{i}])"
         if _within(root, out):
-            what = "is" if root == out else "holds"
-            raise RecipeError(f"'{path}' {what} {where}; writing there replaces the input; {fix}", f"{role}.path")
+            return ("is" if root == out else "holds"), where
         if root in out.parents and _lists(rest, out.relative_to(root).parts, root.is_dir() and not rest):
+            return "is inside", where
+    return None
+
+
+def check_stores(recipe: Any, plugins: Any) -> None:
+    """:func:`check_store_path` of every store the recipe's components name (a dedup index); run when the recipe
+    is loaded, before the plugins' own checks of what is in the store."""
+    for key, path, what in stores(recipe, plugins):
+        check_store_path(key, path, what, recipe)
+
+
+def check_store_path(key: str, path: str, what: str, recipe: Any) -> None:
+    """A folder the run reads and may write besides its outputs (a dedup ``index``, :class:`mdf.ReadsFile`'s
+    ``store``) is apart from the outputs and from where the reader lists: inside ``writer.path`` it would make the
+    output no dataset (and be the user's files to ``--overwrite``), at or in an input it would be read as data.
+    Exit 2 naming ``key``, before any work."""
+    fix = f"keep the {what} in a folder of its own"
+    if _remote(path):
+        mine = _key(path)
+        for role, out in output_dirs(recipe):
+            if _remote(out) and (_under(mine, _key(out)) or _under(_key(out), mine)):
+                raise RecipeError(f"'{path}' overlaps {role}.path '{out}'; {fix}", key)
+        return
+    place = resolved(path)
+    for role, out in output_dirs(recipe):
+        if _remote(out):
+            continue
+        folder = resolved(out)
+        if _within(place, folder) or _within(folder, place):
+            how = "is" if place == folder else ("is inside" if _within(place, folder) else "holds")
             raise RecipeError(
-                f"'{path}' is inside {where}; the next run would read this output as input; {fix} outside it",
-                f"{role}.path",
+                f"'{path}' {how} {role}.path '{out}'; the output would hold the {what} and no longer read as a "
+                f"dataset; {fix}",
+                key,
             )
+    found = _input_place(place, recipe)
+    if found is not None:
+        raise RecipeError(f"'{path}' {found[0]} {found[1]}; the reader would read the {what} as data; {fix}", key)
 
 
 def check_inputs(outputs: list[tuple[str, str]], files: list[str]) -> None:

@@ -2,7 +2,8 @@
 
 Paths use the same form errors print: ``executor.type``, ``stages[0].replicas.max`` (``stages.0`` works too),
 and ``stages[0].operators[1].min_length`` reaches into an operator's parameters. Values are parsed as YAML,
-so ``--set executor.batch_rows=1024`` sets an int and ``--set reader.paths=[a.parquet]`` a list.
+so ``--set executor.batch_rows=1024`` sets an int and ``--set reader.paths=[a.parquet]`` a list. An integer
+outside int64, given here or in the file, is refused with its YAML path (:func:`check_integers`).
 """
 
 from __future__ import annotations
@@ -67,6 +68,32 @@ def _set(node: Any, parts: list[str | int], value: Any, key: str) -> None:
             child = [] if isinstance(parts[i + 1], int) else {}
             node[part] = child
         node = child
+
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def check_integers(data: Any, path: str = "") -> None:
+    """Exit 2 naming the YAML path of an integer outside int64 (``--set stages[0].operators[0].min_length=1e30``
+    written out, or the same in the file): YAML and pydantic take it, then Arrow and the kernels, which hold 64
+    bits, failed the run at its first batch (``OverflowError``)."""
+    if isinstance(data, bool):
+        return
+    if isinstance(data, int):
+        if not _INT64[0] <= data <= _INT64[1]:
+            shown = str(data) if len(str(data)) <= 40 else f"{str(data)[:20]}... ({len(str(data))} digits)"
+            near = f"{'-' if data < 0 else ''}1e{len(str(abs(data))) - 1}"
+            raise RecipeError(f"{shown} is outside the 64-bit integers mdf holds (at most {_INT64[1]:,}); give a "
+                              f"smaller number, or a float (~{near}) where a float is meant", path or None)  # fmt: skip
+        return
+    if isinstance(data, dict):
+        for key, value in data.items():
+            check_integers(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            if path.endswith("operators") and isinstance(item, dict) and len(item) == 1:
+                ((_, item),) = item.items()  # {name: params}: errors name stages[0].operators[1].key
+            check_integers(item, f"{path}[{i}]")
 
 
 def _descend_operator(item: Any, next_part: str | int) -> tuple[Any, Any]:

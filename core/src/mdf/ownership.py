@@ -16,7 +16,8 @@ Every folder a run writes (``writer.path`` and ``rejected.path``) is claimed bef
   disk for both outputs until the swap. A swap interrupted between two folders (writer, then rejected) is
   rolled forward by the next run on that output, from the ``ready`` marker written before swapping.
 * **``--overwrite`` replaces only what mdf wrote**: a non-empty folder without ``_mdf/run.json`` is refused, and
-  :mod:`mdf.output_paths` has already refused the working directory, an input, or overlapping outputs.
+  so is one holding anything the earlier run did not write (:mod:`mdf.replace`: its part files are listed in its
+  record); :mod:`mdf.output_paths` has already refused the working directory, an input, or overlapping outputs.
 * **A refused run leaves nothing; a failed one says so.** Every folder is checked before any record is written,
   and a refusal (exit 2) takes back the folders, lock and record it made, so the next run is not refused for
   them. Any other failure (``^C`` and SIGTERM included) ends ``run.json`` as ``failed`` with the reason.
@@ -25,10 +26,10 @@ Every folder a run writes (``writer.path`` and ``rejected.path``) is claimed bef
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -38,16 +39,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mdf import layout
+from mdf import crash, layout
 from mdf.errors import MdfError, RecipeError
 from mdf.fingerprint import Fingerprint
 from mdf.output_paths import check_inputs, output_dirs
 from mdf.output_paths import check_output_paths as check_output_paths  # re-exported: mdf.checks runs it
+from mdf.replace import READY, foreign, part_suffixes, parts_written, publish, roll_forward
 from mdf.storage.mirror import register
 from mdf.storage.output import remote_output
+from mdf.storage.redact import redact_text
 from mdf.storage.urls import is_remote
 
-READY = "ready"
 # what a claim, the run log and the run's set-up (mdf.io.lineage, mdf.io.rejected) put in a new _mdf/ before data
 _OURS = {"lock", "run.json", "run.json.tmp", "run.log", "shards.json", "shards.json.tmp", "rejected_schema.arrow",
          "rejected_schema.tmp"}  # fmt: skip
@@ -104,6 +106,7 @@ class OwnedRun:
     fingerprint: Fingerprint
     resumed: bool
     published: bool = False  # finish() ran: an s3:// output's working folder may be emptied
+    suffixes: list[str] | None = None  # of the part files the writers write (mdf.replace)
 
     @property
     def output(self) -> Path:
@@ -112,16 +115,20 @@ class OwnedRun:
 
     def finish(self, metrics: Any) -> None:
         """Write metrics and the completed record, then swap staged folders into place (roll-forward safe)."""
+        digest = None  # of metrics.json as written: `mdf report` tells a changed file from its own bug by it
         if self.dirs and self.dirs[0].role == "writer":
-            metrics.write_json(layout.metrics_path(self.dirs[0].work))
-        for d in self.dirs:
-            _write_record(d.work, self.fingerprint, "complete", self.resumed, d.mode)
+            written = metrics.write_json(layout.metrics_path(self.dirs[0].work))
+            digest = hashlib.sha256(written.read_bytes()).hexdigest()
+        for d in self.dirs:  # a local folder's record lists its part files: a later --overwrite deletes only those
+            parts = None if d.remote is not None else parts_written(d.work, self.suffixes)
+            _write_record(d.work, self.fingerprint, "complete", self.resumed, d.mode, suffixes=self.suffixes,
+                          parts=parts, metrics_sha256=digest if d is self.dirs[0] else None)  # fmt: skip
         for d in self.dirs:
             if d.staged:
                 _write_json(layout.meta_dir(d.work) / READY, {"published": str(d.published)})
         for d in self.dirs:
             if d.staged:
-                _publish(d.work, d.published)
+                publish(d.work, d.published)
         for d in self.dirs:
             if d.remote is not None:
                 d.remote.publish()
@@ -148,7 +155,8 @@ class OwnedRun:
             if refused and d.undo():
                 continue
             with contextlib.suppress(OSError):
-                _write_record(d.work, self.fingerprint, "failed", d.resumed, d.mode, error=reason)
+                _write_record(d.work, self.fingerprint, "failed", d.resumed, d.mode, error=reason,
+                              suffixes=self.suffixes)  # fmt: skip
             if d.remote is not None and d.remote.run_id and layout.run_record_path(d.work).exists():
                 with contextlib.suppress(MdfError, OSError):
                     d.remote.upload_record(log=True)
@@ -164,7 +172,7 @@ def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
         raise RecipeError("--resume and --overwrite exclude each other; pick one")
     check_inputs(output_dirs(plan.recipe), [s.path for s in plan.shards])
     fp = Fingerprint.of(plan)
-    owned = OwnedRun(plan, [], fp, resumed=False)
+    owned = OwnedRun(plan, [], fp, resumed=False, suffixes=part_suffixes(plan.recipe, plan.plugins))
     try:
         for role, path in output_dirs(plan.recipe):
             overwriting = any(o.mode == "overwrite" for o in owned.dirs)
@@ -172,8 +180,7 @@ def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
             owned.dirs.append(d)
             if is_remote(path):  # s3://: locked and staged there, written in a local working folder
                 d.remote = remote_output(path, role)
-                d.work = d.published = d.remote.claim({"recipe": str(plan.recipe.source)}, fp.sha, fp.changes,
-                                                      resume, overwrite)  # fmt: skip
+                d.work = d.published = d.remote.claim({"recipe": str(plan.recipe.source)}, fp, resume, overwrite)
                 _claim_dir(d, fp, resume, False)
                 d.mode, d.resumed = d.remote.mode, d.remote.resumed
                 register(d.remote)
@@ -183,7 +190,7 @@ def claim(plan: Any, overwrite: bool = False) -> OwnedRun:
         for d in owned.dirs:
             if not layout.run_record_path(d.work).exists() and layout.meta_dir(d.work) not in d.made:
                 d.made_files.append(layout.run_record_path(d.work))
-            _write_record(d.work, fp, "running", d.resumed, d.mode)
+            _write_record(d.work, fp, "running", d.resumed, d.mode, suffixes=owned.suffixes)
             if d.remote is not None:
                 d.remote.upload_record()
     except BaseException as exc:
@@ -208,8 +215,10 @@ def _claim_dir(d: OwnedDir, fp: Fingerprint, resume: bool, overwrite: bool, over
     old run, never claimed."""
     role, path, published = d.role, d.shown, d.published
     d.fds.append(_lock(published, path, d))
-    _roll_forward(published)
+    roll_forward(published)
     staging = layout.staging_dir(published)
+    crash.note(published, locked=True)  # "running" under a lock we hold: that run crashed or was killed
+    crash.note(staging)
     if resume:
         target = staging if layout.run_record_path(staging).exists() else published
         record = _read_record(target)
@@ -217,8 +226,9 @@ def _claim_dir(d: OwnedDir, fp: Fingerprint, resume: bool, overwrite: bool, over
         if not unclaimed:
             if record is None and _has_contents(target):
                 raise OutputError(f"{role}.path: '{path}' holds no mdf run record to resume; use --overwrite")
-            if record is not None and record.get("fingerprint") != fp.sha:
-                raise OutputError(f"{role}.path: cannot --resume '{path}': {fp.changes(record)}; use --overwrite")
+            why = fp.differs(record) if record is not None else None
+            if why is not None:
+                raise OutputError(f"{role}.path: cannot --resume '{path}': {why}; use --overwrite")
             if target == staging:
                 d.fds.append(_lock(staging, path, d))
                 d.work = staging
@@ -231,11 +241,13 @@ def _claim_dir(d: OwnedDir, fp: Fingerprint, resume: bool, overwrite: bool, over
             f"{role}.path: '{path}' holds files no mdf run wrote (no {layout.META}/run.json), so --overwrite "
             "will not delete them; empty the folder yourself or write elsewhere"
         )
-    foreign = _foreign(published) if overwrite else None
-    if foreign is not None:
+    others = foreign(published, _read_record(published)) if overwrite and published.is_dir() else []
+    if others:
+        shown = ", ".join(repr(n) for n in others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
         raise OutputError(
-            f"{role}.path: '{path}' holds '{foreign.name}', which no mdf run writes (mdf writes only part files "
-            f"and {layout.META}/), so --overwrite will not delete it; move it out or write elsewhere"
+            f"{role}.path: '{path}' holds {len(others)} file(s) the run that wrote it did not write ({shown}); "
+            "--overwrite deletes only that run's part files and _mdf/, so it will not replace the folder; move them "
+            "out or write elsewhere"
         )
     if overwrite:
         shutil.rmtree(staging, ignore_errors=True)
@@ -245,6 +257,9 @@ def _claim_dir(d: OwnedDir, fp: Fingerprint, resume: bool, overwrite: bool, over
             d.fds.append(_lock(staging, path, d))
             d.work = staging
     elif _has_contents(published):
+        dead = crash.crashed(published) or crash.crashed(staging)
+        if dead is not None:
+            raise OutputError(f"{role}.path: '{path}': {dead['error']}; --resume continues it, --overwrite replaces it")
         raise OutputError(
             f"{role}.path: '{path}' is not empty; pass --overwrite to replace it (kept until the new run "
             "succeeds) or --resume to continue the run that wrote it"
@@ -293,62 +308,16 @@ def _has_contents(folder: Path) -> bool:
     return False
 
 
-def _foreign(folder: Path) -> Path | None:
-    """A folder or link in an mdf output, besides ``_mdf/``: a writer makes only flat part files, so it is the
-    user's, and ``--overwrite`` must not delete it with the old output."""
-    if not folder.is_dir():
-        return None
-    for entry in folder.iterdir():
-        if entry.name != layout.META and (entry.is_symlink() or not entry.is_file()):
-            return entry
-    return None
-
-
-def _roll_forward(published: Path) -> None:
-    """Finish a swap a killed run had begun (staging marked ``ready``), or drop the swapped-out old output."""
-    staging = layout.staging_dir(published)
-    marker = layout.meta_dir(published) / READY
-    if (layout.meta_dir(staging) / READY).exists():
-        _publish(staging, published)
-    elif marker.exists():  # killed right after the swap: staging now holds the old output
-        marker.unlink()
-        shutil.rmtree(staging, ignore_errors=True)
-    aside = published.parent / f".{published.name}.mdf-old"
-    shutil.rmtree(aside, ignore_errors=True)
-
-
-def _publish(staging: Path, published: Path) -> None:
-    _exchange(staging, published)
-    (layout.meta_dir(published) / READY).unlink(missing_ok=True)
-    shutil.rmtree(staging, ignore_errors=True)
-
-
-_AT_FDCWD = -100
-_RENAME_EXCHANGE = 2
-
-
-def _exchange(a: Path, b: Path) -> None:
-    """Swap two folders atomically (Linux ``renameat2``); elsewhere two renames, rolled forward if cut."""
-    try:
-        fn = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        fn = None
-    if fn is not None:
-        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-        if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-            return
-        err = ctypes.get_errno()
-        if err not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-            raise OSError(err, os.strerror(err), str(b))
-    aside = b.parent / f".{b.name}.mdf-old"
-    if b.exists():
-        os.rename(b, aside)
-    os.rename(a, b)
-    os.rename(aside, a)
-
-
 def _write_record(
-    folder: Path, fp: Fingerprint, status: str, resumed: bool, mode: str = "new", error: str | None = None
+    folder: Path,
+    fp: Fingerprint,
+    status: str,
+    resumed: bool,
+    mode: str = "new",
+    error: str | None = None,
+    suffixes: list[str] | None = None,
+    parts: list[str] | None = None,
+    metrics_sha256: str | None = None,
 ) -> None:
     record: dict[str, Any] = {
         "format": 1,
@@ -361,7 +330,13 @@ def _write_record(
         "updated": _now(),
         "recipe": fp.recipe,
         "inputs": fp.inputs,
+        "files": fp.files,  # what the files the recipe names held when the run began (mdf.named_files)
+        "part_suffixes": suffixes,  # with shards.json: the names this run may leave (mdf.replace)
     }
+    if parts is not None:
+        record["parts"] = parts  # every part file of the completed run: all a later --overwrite deletes
+    if metrics_sha256 is not None:
+        record["metrics_sha256"] = metrics_sha256
     if error is not None:
         record["error"] = error  # why a "failed" run stopped
     _write_json(layout.run_record_path(folder), record)
@@ -377,7 +352,7 @@ def _read_record(folder: Path) -> dict[str, Any] | None:
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    blob = json.dumps(data, indent=1, default=str).encode()
+    blob = redact_text(json.dumps(data, indent=1, default=str)).encode()  # an error may quote an input URL
     try:
         with open(tmp, "wb") as f:
             f.write(blob)

@@ -15,7 +15,8 @@ import yaml
 from pydantic import ValidationError
 
 from mdf.errors import MissingDependencyError, RecipeError
-from mdf.overrides import apply_overrides
+from mdf.output_paths import check_stores
+from mdf.overrides import apply_overrides, check_integers
 from mdf.plugin_set import Plugins
 from mdf.plugins import load_plugins
 from mdf.recipe import ComponentSpec, ExecutorSpec, OperatorSpec, Recipe
@@ -43,12 +44,14 @@ def parse_recipe(
     if not isinstance(data, dict):
         raise RecipeError(f"{source}: a recipe is a mapping with reader, stages and writer; got {type(data).__name__}")
     data = apply_overrides(data, overrides or [])
+    check_integers(data)
     try:
         recipe = Recipe.model_validate({**data, "source": source})
     except ValidationError as exc:
         raise format_validation_error(exc, root="", model=Recipe) from None
     configure_storage(recipe)
     check_components(recipe, plugins or load_plugins())
+    check_stores(recipe, plugins or load_plugins())  # a dedup index apart from the inputs and outputs
     (plugins or load_plugins()).manager.hook.mdf_recipe_loaded(recipe=recipe)
     return recipe
 

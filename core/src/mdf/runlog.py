@@ -1,5 +1,9 @@
 """The run's log file, ``<output>/_mdf/run.log``: what a run did and what its libraries said, off the terminal.
 
+While the run runs, :mod:`faulthandler` writes there too: a crash in native code (SIGSEGV, ...) leaves every
+thread's Python stack at the end of the file, and the next command on the output says the run crashed
+(:mod:`mdf.crash`).
+
 The terminal gets mdf's own lines (the executor chosen, progress, the table, where things are). Everything a
 person may need later goes to the file instead: the run's start and end, its fingerprint and plan, Python
 warnings raised during the run (``logging.captureWarnings``), Ray's driver-side messages (its token and
@@ -14,10 +18,14 @@ catch it; those lines are kept quiet at their cause instead (see :mod:`mdf.state
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import logging
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from mdf.storage.redact import redact_text
 
 LOG = logging.getLogger("mdf")
 FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
@@ -30,7 +38,12 @@ last_path: Path | None = None
 
 
 class _UTC(logging.Formatter):
+    """UTC times; every URL in a line (ours, a library's, a traceback's) without its credentials."""
+
     converter = time.gmtime
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_text(super().format(record))
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         return time.strftime("%Y-%m-%dT%H:%M:%S", self.converter(record.created)) + f".{int(record.msecs):03d}Z"
@@ -47,9 +60,15 @@ def run_log(path: Path) -> Iterator[Path]:
     adopt("mdf")
     adopt("py.warnings")
     logging.captureWarnings(True)
+    had_faulthandler = faulthandler.is_enabled()  # pytest's, say: put back after the run
+    faulthandler.enable(file=handler.stream, all_threads=True)  # a crash's stacks to this file (mdf.crash)
     try:
         yield path
     finally:
+        faulthandler.disable()
+        if had_faulthandler and sys.__stderr__ is not None:
+            with contextlib.suppress(ValueError, OSError):
+                faulthandler.enable(file=sys.__stderr__)
         logging.captureWarnings(False)
         for logger, level, propagate, handlers in reversed(_saved):
             logger.handlers[:] = handlers

@@ -14,15 +14,17 @@ import dataclasses
 
 from mdf.errors import plain
 from mdf.metrics import RunMetrics
+from mdf.storage.redact import redact_text
 
 
 def shown(text: object) -> str:
     """``text`` to print with Rich: control characters visible (:func:`plain`) and markup escaped.
 
-    rich is imported here, not at the top: ``mdf run -q`` imports this module and prints nothing (~12 ms)."""
+    A URL in it loses its credentials (:func:`mdf.storage.redact.redact_text`). rich is imported here, not at
+    the top: ``mdf run -q`` imports this module and prints nothing (~12 ms)."""
     from rich.markup import escape
 
-    return escape(plain(text))
+    return escape(plain(redact_text(str(text))))
 
 
 def safe_metrics(m: RunMetrics) -> RunMetrics:

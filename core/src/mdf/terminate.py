@@ -1,5 +1,8 @@
-"""SIGTERM ends a run the way ``^C`` does, on every executor: its folders are released, ``run.json`` says
-``failed`` with the reason, and ``mdf run`` exits ``128 + 15`` with one line saying ``--resume`` continues it.
+"""SIGTERM and SIGHUP end a run the way ``^C`` does, on every executor: its folders are released, ``run.json``
+says ``failed`` with the reason, and ``mdf run`` exits ``128 + signal`` (143, 129) with one line saying
+``--resume`` continues it. SIGHUP is what a closed terminal or a dropped SSH session sends: its default action
+killed the run on the spot and left ``run.json`` ``running``. (SIGKILL and a crash such as SIGSEGV run no Python
+at all: :mod:`mdf.crash` is how the next command tells.)
 
 Why a module and a flag rather than only a handler that raises :class:`~mdf.errors.Terminated`: on Ray the
 signal usually arrives while the driver waits inside Ray's core (``ray.wait``/``ray.get``), and Ray turns any
@@ -20,16 +23,19 @@ from types import FrameType
 
 from mdf.errors import Terminated
 
-_state = {"installed": False, "received": False}
+SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_state: dict[str, object] = {"installed": False, "received": None}  # received: the signal that came, or None
 
 
-def _message() -> str:
-    return f"terminated by signal {signal.SIGTERM.name}"
+def _terminated(signum: int) -> Terminated:
+    exc = Terminated(f"terminated by signal {signal.Signals(signum).name}")
+    exc.signum = signum
+    return exc
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
-    _state["received"] = True
-    raise Terminated(_message())
+    _state["received"] = signum
+    raise _terminated(signum)
 
 
 def _main_thread() -> bool:
@@ -38,30 +44,36 @@ def _main_thread() -> bool:
 
 @contextmanager
 def handling_sigterm() -> Iterator[None]:
-    """SIGTERM raises :class:`Terminated` in the main thread while the block runs; the previous handler after."""
+    """SIGTERM and SIGHUP raise :class:`Terminated` in the main thread while the block runs; the previous
+    handlers after."""
     if not _main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _handler)
-    _state.update(installed=True, received=False)
+    previous = {signum: signal.signal(signum, _handler) for signum in SIGNALS}
+    _state.update(installed=True, received=None)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         _state["installed"] = False
 
 
 def reclaim() -> None:
-    """Put mdf's handler back after a library (``ray.init``) replaced it, when ``mdf run`` had installed it."""
+    """Put mdf's handlers back after a library (``ray.init``) replaced them, when ``mdf run`` had installed them."""
     if _state["installed"] and _main_thread():
-        signal.signal(signal.SIGTERM, _handler)
+        for signum in SIGNALS:
+            signal.signal(signum, _handler)
 
 
 def as_terminated(exc: BaseException) -> Terminated | None:
-    """``exc`` as the :class:`Terminated` it stands for, or ``None`` when no SIGTERM ended the run: recorded by
-    mdf's handler, or Ray's driver handler's ``SystemExit(15)`` when a library caller kept Ray's."""
+    """``exc`` as the :class:`Terminated` it stands for, or ``None`` when no SIGTERM or SIGHUP ended the run:
+    recorded by mdf's handler, or Ray's driver handler's ``SystemExit(15)`` when a library caller kept Ray's."""
     if isinstance(exc, Terminated):
         return exc
-    if _state["received"] or (isinstance(exc, SystemExit) and exc.code == signal.SIGTERM):
-        return Terminated(_message())
+    received = _state["received"]
+    if isinstance(received, int):
+        return _terminated(received)
+    if isinstance(exc, SystemExit) and exc.code == signal.SIGTERM:
+        return _terminated(signal.SIGTERM)
     return None

@@ -37,17 +37,6 @@ def cli_run(tmp: Path, glob: str, op: dict, name: str, capsys: pytest.CaptureFix
     return code, capsys.readouterr().err
 
 
-@pytest.fixture
-def built(tmp_path: Path) -> tuple[str, str]:
-    """An index built by an exact_dedup run over crawl A; the glob of crawl B."""
-    table = exact_corpus(1200, seed=9)
-    glob_a = write_corpus(tmp_path / "a", table.slice(0, 600), files=2)
-    glob_b = write_corpus(tmp_path / "b", table.slice(600), files=2)
-    index = str(tmp_path / "index")
-    run(tmp_path, glob_a, {"exact_dedup": {"index": index, "index_mode": "update", "index_source": "id"}}, "a")
-    return index, glob_b
-
-
 @pytest.mark.parametrize(
     ("op", "difference"),
     [

@@ -41,6 +41,7 @@ import click
 from mdf import __version__
 from mdf.commands import CORE_COMMANDS
 from mdf.errors import MdfError, plain
+from mdf.storage.redact import redact_text
 
 
 class LazyGroup(click.Group):
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     except MdfError as exc:
         if os.environ.get("MDF_DEBUG"):
             raise
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {redact_text(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, EOFError):  # click turns any EOFError into Abort: that is a failure, not ^C
@@ -99,7 +100,8 @@ def main(argv: list[str] | None = None) -> None:
         from mdf import runlog
 
         where = f"traceback in {runlog.last_path}" if runlog.last_path else "MDF_DEBUG=1 shows the traceback"
-        click.echo(f"error: unexpected {type(exc).__name__}: {plain(exc)} ({where}; please report it)", err=True)
+        text = redact_text(plain(exc))
+        click.echo(f"error: unexpected {type(exc).__name__}: {text} ({where}; please report it)", err=True)
         sys.exit(1)
 
 

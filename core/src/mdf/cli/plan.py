@@ -11,6 +11,7 @@ from rich.table import Table
 
 from mdf.batching import BatchPlan, plan_batches
 from mdf.cli.cluster import measured_for, parse_cluster, show
+from mdf.io.sharding import take_notes
 from mdf.plugins import load_plugins
 from mdf.resolve import build_component, load_recipe
 
@@ -43,9 +44,12 @@ def command(
     parsed = load_recipe(recipe, list(overrides), plugins)
     shape = parse_cluster(cluster) if cluster else None
     reader = build_component(plugins.readers, parsed.reader, "reader")
+    shards = reader.shards()
+    for note in take_notes():  # a skipped symlink loop, a file named twice (stderr: --json stays clean)
+        click.echo(f"input: {note}", err=True)
     plan = plan_batches(
         reader,
-        reader.shards(),
+        shards,
         parsed,
         plugins,
         available_bytes=memory_gb * (1 << 30) if memory_gb is not None else None,

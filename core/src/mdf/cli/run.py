@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -57,7 +56,7 @@ def command(recipe: str, overrides: tuple[str, ...], quiet: bool, resume: bool, 
             metrics = run_recipe(parsed, progress=progress, overwrite=overwrite, announce=announce)
     except Terminated as exc:
         click.echo(f"error: {exc}; the output is kept: `mdf run --resume {recipe}` continues it", err=True)
-        sys.exit(128 + signal.SIGTERM)
+        sys.exit(128 + exc.signum)
     if console is not None:  # text from the data (reasons, file names) is shown, never read as markup or escapes
         from rich.console import Console
 

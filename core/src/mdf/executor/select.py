@@ -20,6 +20,7 @@ from mdf.executor.api import Executor
 from mdf.executor.base import prepare
 from mdf.io.lineage import write_shard_map
 from mdf.io.rejected import save as save_rejected_schema
+from mdf.io.sharding import take_notes
 from mdf.metrics import RunMetrics
 from mdf.ownership import claim
 from mdf.plan import Plan
@@ -123,6 +124,10 @@ def _cluster(metrics: RunMetrics) -> ClusterInfo | None:
 def _run(plan: Plan, owned: Any, recipe: Recipe, progress: Any, announce: Callable[[str], None] | None) -> RunMetrics:
     """Build the executor, run, publish; each step and a failure's full traceback go to the run log."""
     try:
+        for note in take_notes():  # what the input listing skipped or merged (a symlink loop, a file named twice)
+            LOG.warning("input: %s", note)
+            if announce is not None:
+                announce(f"input: {note}")
         write_shard_map([str(d.work) for d in owned.dirs], plan.shards)  # lineage: input -> part file name
         for d in owned.dirs:  # one schema for every rejected part file, so dataset readers read them whole
             if d.role == "rejected":

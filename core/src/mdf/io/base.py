@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from mdf.metrics import REASON
 from mdf.operators import Component
+from mdf.storage.redact import redact_text, redact_url
 
 RESERVED = ("_reason", "_reason_detail", "_raw", "_shard")
 """Columns mdf itself writes beside rejected rows. An input column of one of these names (a ``rejected/`` output
@@ -53,9 +54,10 @@ def damaged_input_batch(shard: Shard, offset: int | None, message: str) -> pa.Re
 
     A reader yields it (after the rows it could read before the damage) and stops reading that file. ``_raw``
     holds ``{"file", "offset", "error"}`` as JSON; ``offset`` is the byte offset in the (compressed) file where
-    reading failed, ``None`` when the library does not say.
+    reading failed, ``None`` when the library does not say. A URL's credentials stay out of it.
     """
-    raw = json.dumps({"file": shard.path, "offset": offset, "error": message}, ensure_ascii=False)
+    entry = {"file": redact_url(shard.path), "offset": offset, "error": redact_text(message)}  # no credentials
+    raw = json.dumps(entry, ensure_ascii=False)
     return pa.RecordBatch.from_arrays(
         [pa.array([raw], pa.string()), pa.array([DAMAGED_INPUT], pa.string()), pa.array([shard.id], pa.string())],
         names=["_raw", REASON, "_shard"],

@@ -55,9 +55,15 @@ class PartFiles(Writer):
     @abstractmethod
     def _close(self, handle: Any) -> None: ...
 
+    @classmethod
+    def part_suffix(cls, params: Any) -> str:
+        """What every part file written with ``params`` ends with (after ``<shard>`` or ``<shard>.<piece>``): a
+        later ``--overwrite`` tells the files an unfinished run left from a user's by it (:mod:`mdf.replace`)."""
+        return cls.suffix
+
     def part_path(self, shard_id: str, piece: int = 0) -> str:
         name = shard_id if piece == 0 else f"{shard_id}.{piece}"
-        return os.path.join(self.params.path, name + self.suffix)
+        return os.path.join(self.params.path, name + self.part_suffix(self.params))
 
     def write(self, batch: pa.RecordBatch, shard_id: str) -> None:
         drop = getattr(self.params, "drop_columns", None)

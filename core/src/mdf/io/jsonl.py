@@ -24,7 +24,7 @@ from mdf.errors import InputError
 from mdf.io.base import Reader, Shard, damaged_input_batch, rename_reserved
 from mdf.io.files import PartFiles
 from mdf.io.jsonl_schema import extend, infer_schema, parse_type
-from mdf.io.jsonl_values import BAD_VALUE, bad_value, deep_detail, split_deep
+from mdf.io.jsonl_values import BAD_VALUE, bad_value, beyond_int64, deep_detail, split_deep
 from mdf.io.sharding import expand_paths, file_info, file_size, shard_ids
 from mdf.io.streams import COMPRESSED, DamagedStream, open_stream, sample_lines
 from mdf.metrics import REASON, REASON_DETAIL
@@ -192,6 +192,8 @@ def _parse_block(
             io.BytesIO(block), read_options=pajson.ReadOptions(block_size=len(block) + 1), parse_options=opts
         )
         rejected = None
+        if beyond_int64(table):  # Arrow took an integer past int64 for a double: line by line, where it is rejected
+            table, rejected = _parse_lines(block, schema, shard, keep)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         table, rejected = _parse_lines(block, schema, shard, keep)
     if deep:
@@ -328,9 +330,9 @@ class JsonlWriter(PartFiles):
             default_factory=list, description="columns not written (e.g. the raw HTML once text is extracted)"
         )
 
-    @property
-    def suffix(self) -> str:  # type: ignore[override]
-        return ".jsonl" + ("" if self.params.compression == "none" else "." + self.params.compression)
+    @classmethod
+    def part_suffix(cls, params: Any) -> str:
+        return ".jsonl" + ("" if params.compression == "none" else "." + params.compression)
 
     def _open(self, tmp_path: str, schema: pa.Schema) -> IO[bytes]:
         return open_stream(tmp_path, "wb", compression=self.params.compression)

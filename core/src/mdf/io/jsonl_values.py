@@ -4,8 +4,9 @@ Three kinds, all common in scraped JSON and each of which used to end the whole 
 escape (``"\\ud83d"``: Python decodes it, UTF-8 cannot encode it, ``UnicodeEncodeError``), an integer outside
 int64 (``OverflowError``), and deep nesting (100 K ``[``: a SIGSEGV in Arrow's JSON parser, a
 ``RecursionError`` in Python's). Each such line becomes one rejected row, reason :data:`BAD_VALUE`, what was
-wrong in ``_reason_detail``. Clean blocks pay two ``bytes.count`` calls; the line-by-line checks run only where
-the cheap ones cannot rule the problem out.
+wrong in ``_reason_detail``. Clean blocks pay two ``bytes.count`` calls and one ``max(abs)`` per double column
+(an integer past int64 in a field only some lines carry is read by Arrow as a rounded double: :func:`beyond_int64`);
+the line-by-line checks run only where the cheap ones cannot rule the problem out.
 """
 
 from __future__ import annotations
@@ -56,6 +57,29 @@ def split_deep(block: bytes) -> tuple[bytes, list[bytes]]:
         return block, []
     rest = b"\n".join(line for i, line in enumerate(lines) if i not in deep)
     return rest, [lines[i] for i in sorted(deep)]
+
+
+def beyond_int64(table: Any) -> bool:
+    """Whether a parsed block may hold an integer outside int64 that Arrow read as a double: its JSON reader types
+    a field it infers (one outside the sampled schema: only some lines carry it) as ``double`` when an integer does
+    not fit int64, and writes the integer rounded (``123456789012345678901234`` -> ``1.2345678901234568e+23``).
+    Such a value is at least 2**63 in magnitude; a block with a double that large (a float written so is too) is
+    parsed again line by line, where :func:`bad_value` rejects the integer. One ``max(abs)`` per double column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def big(array: Any) -> bool:
+        kind = array.type
+        if pa.types.is_floating(kind):
+            top = pc.max(pc.abs(array)).as_py() if len(array) > array.null_count else None
+            return top is not None and top >= _INT64[1]
+        if pa.types.is_struct(kind):
+            return any(big(array.field(i)) for i in range(kind.num_fields))
+        if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+            return big(array.flatten())
+        return False
+
+    return any(big(chunk) for column in table.columns for chunk in column.chunks)
 
 
 def deep_detail() -> str:

@@ -15,15 +15,17 @@ from typing import Any
 
 from mdf import layout
 from mdf.io.base import Shard
+from mdf.storage.redact import redact_url
 
 FILE = "shards.json"
 
 
 def shard_map(shards: list[Shard]) -> dict[str, Any]:
-    """``{"shards": [{"id", "path", "start", "stop"}, ...]}`` in the reader's order."""
+    """``{"shards": [{"id", "path", "start", "stop"}, ...]}`` in the reader's order; a URL's credentials are
+    left out (:func:`mdf.storage.redact.redact_url`)."""
     return {
         "format": 1,
-        "shards": [{"id": s.id, "path": s.path, "start": s.start, "stop": s.stop} for s in shards],
+        "shards": [{"id": s.id, "path": redact_url(s.path), "start": s.start, "stop": s.stop} for s in shards],
     }
 
 

@@ -75,6 +75,7 @@ class ParquetReader(Reader):
             raise InputError(f"cannot read Parquet file {path}: {exc}") from exc
         except (OSError, pa.ArrowException):
             return None
+        readable_columns(path, meta.schema.to_arrow_schema(), self.params.columns)
         if self.params.columns:
             names = set(meta.schema.to_arrow_schema().names)
             missing = [c for c in self.params.columns if c not in names]
@@ -153,6 +154,36 @@ class ParquetReader(Reader):
             except (OSError, pa.ArrowException) as exc:
                 yield damaged_input_batch(shard, _group_offset(meta, g), f"parquet row group {g}: {exc}")
                 return
+
+
+_VIEWS = tuple(
+    getattr(pa.types, name) for name in ("is_string_view", "is_binary_view", "is_list_view", "is_large_list_view")
+    if hasattr(pa.types, name)
+)  # fmt: skip
+
+
+def readable_columns(path: str, schema: pa.Schema, columns: list[str] | None) -> None:
+    """Exit 2 before any work when a column read (``columns``, default all) cannot be read by name or by the
+    operators: two columns of one name (a batch's column is asked for by name: ``KeyError`` at the first batch),
+    or a view type (``string_view``, ...: Arrow's filter and take have no kernel for them here, so every
+    operator failed at its first batch). Both come from the file's footer, read while listing shards."""
+    names = schema.names
+    read = columns or names
+    twice = next((n for n in read if names.count(n) > 1), None)
+    if twice is not None:
+        raise RecipeError(
+            f"{path} has {names.count(twice)} columns named {twice!r}; mdf reads a column by its name: rename them in "
+            "the file, or read the others with reader.columns",
+            "reader.paths",
+        )
+    view = next((f for f in schema if f.name in read and any(is_view(f.type) for is_view in _VIEWS)), None)
+    if view is not None:
+        raise RecipeError(
+            f"column {view.name!r} of {path} is {view.type}, a view type mdf's operators do not read (Arrow's filter "
+            "and take have no kernel for it); write the file with plain string/binary/list columns, or leave the "
+            "column out with reader.columns",
+            "reader.paths",
+        )
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ A null score fails every threshold: its row is rejected with the same reason, ``
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +27,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from mdf.arrowpy import as_numpy, lit
 from mdf.errors import MdfError, RecipeError
 from mdf.io.sharding import expand_paths
+from mdf.named_files import ReadsFile
 from mdf.operators import Filter, Params
 from mdf.storage.urls import is_remote
 
@@ -50,7 +51,7 @@ class ScoreFilter(Filter):
         top_fraction: float | None = Field(
             None, gt=0, le=1, description="keep the highest-scoring fraction (0.1 = top 10 %), by estimate_from"
         )
-        estimate_from: list[str] = Field(
+        estimate_from: list[Annotated[str, ReadsFile(extensions=(".parquet",))]] = Field(
             [], description="Parquet files, folders or globs whose scores set the top_fraction threshold"
         )
         sample_rows: int = Field(1_000_000, ge=1000, description="most scores read to estimate the threshold")

@@ -13,6 +13,7 @@ from mdf import __version__
 from mdf.cpus import usable_cores
 from mdf.recipe import Recipe
 from mdf.run_stats import ClusterInfo, Machine, RunContext
+from mdf.storage.redact import redact_tree
 from mdf.storage.urls import is_remote
 
 
@@ -41,7 +42,7 @@ def run_context(
     executor ran on), the batch-size choice."""
     rejected = recipe.rejected
     return RunContext(
-        recipe=recipe.model_dump(mode="json"),
+        recipe=redact_tree(recipe.model_dump(mode="json")),  # input URLs without their credentials
         rejected_path=_where(str(rejected.params["path"])) if rejected and "path" in rejected.params else None,
         rejected_format=rejected.type if rejected else None,
         machine=machine(cluster),

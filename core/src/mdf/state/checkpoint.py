@@ -24,6 +24,7 @@ import glob
 import json
 import os
 import shutil
+import socket
 import time
 from typing import Any
 
@@ -51,7 +52,8 @@ class Checkpoint:
         self.snapshots = 0
         self._last = time.monotonic()
         if state is not None:  # which run the key state serves: the same on a resume (state types name it)
-            state.run = {"fingerprint": fingerprint, "output": url_of(output_dir) or os.path.abspath(output_dir)}
+            state.run = {"fingerprint": fingerprint, "output": url_of(output_dir) or os.path.abspath(output_dir),
+                         "driver": {"pid": os.getpid(), "host": socket.gethostname()}}  # fmt: skip
         if not resume:
             shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir, exist_ok=True)

@@ -10,7 +10,8 @@ What plugins and core use (``import mdf.storage``; this package is part of mdf's
     storage.put_file("part.parquet.tmp", "s3://b/out/_mdf/staging/<run>/part.parquet")
 
 Modules: :mod:`~mdf.storage.fs` (the layer), :mod:`~mdf.storage.retry` (backoff, resuming reads),
-:mod:`~mdf.storage.config` (the recipe's ``storage:`` block), :mod:`~mdf.storage.lock` (a run's lock object on
+:mod:`~mdf.storage.config` (the recipe's ``storage:`` block), :mod:`~mdf.storage.redact` (credentials out of every
+URL mdf writes down), :mod:`~mdf.storage.lock` (a run's lock object on
 S3), :mod:`~mdf.storage.publish` (how a run's output appears on S3), :mod:`~mdf.storage.commoncrawl`
 (``warc.paths.gz`` listings).
 """
@@ -37,6 +38,9 @@ _EXPORTS = {
     "configure": "mdf.storage.fs",
     "default": "mdf.storage.fs",
     "S3Lock": "mdf.storage.lock",
+    "dead_on_this_host": "mdf.storage.lock",
+    "redact_text": "mdf.storage.redact",
+    "redact_url": "mdf.storage.redact",
     "RetryPolicy": "mdf.storage.retry",
     "is_transient": "mdf.storage.retry",
     "has_wildcard": "mdf.storage.urls",
@@ -51,7 +55,8 @@ if TYPE_CHECKING:
     from mdf.storage.config import S3Settings, StorageSettings, parse_storage
     from mdf.storage.errors import LockHeld, ObjectNotFound, StorageError
     from mdf.storage.fs import ObjectInfo, Storage, configure, default
-    from mdf.storage.lock import S3Lock
+    from mdf.storage.lock import S3Lock, dead_on_this_host
+    from mdf.storage.redact import redact_text, redact_url
     from mdf.storage.retry import RetryPolicy, is_transient
     from mdf.storage.urls import has_wildcard, is_remote, join, literal_prefix, scheme_of
 
@@ -70,6 +75,7 @@ __all__ = [
     "StorageSettings",
     "commoncrawl_urls",
     "configure",
+    "dead_on_this_host",
     "default",
     "has_wildcard",
     "is_remote",
@@ -77,5 +83,7 @@ __all__ = [
     "join",
     "literal_prefix",
     "parse_storage",
+    "redact_text",
+    "redact_url",
     "scheme_of",
 ]

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from mdf.errors import RecipeError
 from mdf.storage import urls
 from mdf.storage.fs import Storage, default
+from mdf.storage.redact import redact_url
 from mdf.validation import format_validation_error
 
 S3_BASE = "s3://commoncrawl/"
@@ -66,8 +67,15 @@ def parse_listing(value: Any, yaml_path: str = "reader.commoncrawl") -> CommonCr
         raise format_validation_error(exc, yaml_path, CommonCrawlListing) from None
 
 
-def read_keys(paths_file: str, storage: Storage | None = None) -> list[str]:
-    """The non-empty lines of a paths file (gzip when its name ends in ``.gz``)."""
+def read_keys(
+    paths_file: str, storage: Storage | None = None, yaml_path: str = "reader.commoncrawl.paths_file"
+) -> list[str]:
+    """The keys of a paths file (gzip when its name ends in ``.gz``): one a line, UTF-8 with or without a byte
+    order mark, blank lines and lines starting with ``#`` skipped, surrounding white space dropped.
+
+    A key is a path below ``base``: an absolute path, a URL, a ``..``, ``.`` or empty segment (``a//b``) is
+    refused, naming the line (exit 2). Otherwise a listing could name files outside a local ``base``
+    (``../../etc/x``, ``/home/me/x``), or one file under two names that a server reads as one (``a//b``)."""
     storage = storage or default()
     data = storage.read_bytes(paths_file)
     if paths_file.endswith(".gz"):
@@ -75,8 +83,33 @@ def read_keys(paths_file: str, storage: Storage | None = None) -> list[str]:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
             raise RecipeError(f"{paths_file}: not a readable gzip file ({exc}); point at a warc.paths.gz") from None
-    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="strict")
-    return [line.strip() for line in text if line.strip()]
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="strict")
+    keys = []
+    for number, line in enumerate(text, 1):
+        key = line.strip()
+        if not key or key.startswith("#"):
+            continue
+        if problem := _not_a_key(key):
+            raise RecipeError(
+                f"line {number} of {redact_url(paths_file)}: {key!r} {problem}; a paths file lists keys relative to "
+                "base, like crawl-data/CC-MAIN-2024-10/segments/.../x.warc.gz",
+                yaml_path,
+            )
+        keys.append(key)
+    return keys
+
+
+def _not_a_key(key: str) -> str | None:
+    if urls.is_remote(key):
+        return "is a URL"
+    if key.startswith(("/", "\\")):
+        return "is an absolute path"
+    parts = key.split("/")
+    if ".." in parts:
+        return "leaves base ('..')"
+    if "" in parts or "." in parts:
+        return "has an empty or '.' segment"
+    return None
 
 
 def commoncrawl_urls(
@@ -87,7 +120,7 @@ def commoncrawl_urls(
     """The object URLs a listing names after its slice; an empty slice is an error naming the YAML path."""
     if not isinstance(listing, CommonCrawlListing):
         listing = parse_listing(listing, yaml_path)
-    keys = read_keys(listing.paths_file, storage)
+    keys = read_keys(listing.paths_file, storage, f"{yaml_path}.paths_file")
     out = listing.select(keys)
     if not out:
         raise RecipeError(

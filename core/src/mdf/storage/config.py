@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import os
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from mdf.errors import RecipeError
+from mdf.storage.redact import redact_url
 from mdf.validation import format_validation_error, loc_to_path
 
 _SECRETS = frozenset({"access_key_id", "secret_access_key", "session_token"})
@@ -49,11 +51,31 @@ class S3Settings(BaseModel):
     @classmethod
     def _scheme(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError(f"endpoint_url must start with http:// or https://, got {value!r}")
+            raise ValueError(f"endpoint_url must start with http:// or https://, got {redact_url(value)!r}")
+        if value is not None and (problem := _credentials_in(value)):
+            raise ValueError(problem)
         return value.rstrip("/") if value else value
 
     def resolved_endpoint(self) -> str | None:
-        return self.endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        """The endpoint URL (recipe, then ``AWS_ENDPOINT_URL_S3``, then ``AWS_ENDPOINT_URL``); one carrying
+        ``user:password@`` is refused (exit 2) without showing them."""
+        for value, where in ((self.endpoint_url, "storage.s3.endpoint_url"),
+                             (os.environ.get("AWS_ENDPOINT_URL_S3"), "AWS_ENDPOINT_URL_S3"),
+                             (os.environ.get("AWS_ENDPOINT_URL"), "AWS_ENDPOINT_URL")):  # fmt: skip
+            if value:
+                if problem := _credentials_in(value):
+                    raise RecipeError(problem, where)
+                return value
+        return None
+
+    def endpoint_source(self) -> str:
+        """Where :meth:`resolved_endpoint` came from, for messages: the recipe key or the variable."""
+        if self.endpoint_url:
+            return "storage.s3.endpoint_url"
+        for name in ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"):
+            if os.environ.get(name):
+                return name
+        return "AWS S3 (no endpoint set)"
 
     def resolved_region(self) -> str:
         return self.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
@@ -64,6 +86,21 @@ class S3Settings(BaseModel):
             return None
         token = self.session_token.get_secret_value() if self.session_token else None
         return self.access_key_id.get_secret_value(), self.secret_access_key.get_secret_value(), token
+
+
+def _credentials_in(endpoint: str) -> str | None:
+    """Why ``endpoint`` cannot be used, when it carries ``user:password@`` (else ``None``).
+
+    Refused rather than taken: pyarrow's and botocore's S3 clients take the endpoint as ``host:port`` and read
+    ``user:password@host`` as a host name, and keys in a URL would be printed and logged wherever the endpoint
+    is; keys go where the AWS tools look for them, which mdf reads too."""
+    if "@" not in urlsplit(endpoint).netloc:
+        return None
+    return (
+        f"the endpoint {redact_url(endpoint)!r} carries credentials (user:password@), which S3 clients would read "
+        "as part of the host name; give the endpoint as http(s)://host:port and the keys as AWS_ACCESS_KEY_ID / "
+        "AWS_SECRET_ACCESS_KEY, a profile, or storage.s3.access_key_id / secret_access_key"
+    )
 
 
 class StorageSettings(BaseModel):
@@ -86,6 +123,8 @@ def parse_storage(value: Any, root: str = "storage") -> StorageSettings:
         return StorageSettings.model_validate(value)
     except ValidationError as exc:
         for err in exc.errors(include_url=False, include_input=False):
+            if "endpoint_url" in err["loc"]:  # the message names it without credentials: never the value itself
+                raise RecipeError(err["msg"].removeprefix("Value error, "), loc_to_path(root, err["loc"])) from None
             if _SECRETS & {str(p) for p in err["loc"]}:
                 msg = err["msg"].removeprefix("Value error, ")
                 raise RecipeError(f"{msg} (value not shown: it is a secret)", loc_to_path(root, err["loc"])) from None

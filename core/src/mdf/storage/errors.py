@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mdf.errors import InputError, MdfError
+from mdf.storage.redact import redact_text, redact_url
 
 
 class StorageError(MdfError):
@@ -12,9 +13,9 @@ class StorageError(MdfError):
     """
 
     def __init__(self, url: str, message: str) -> None:
-        self.url = url
-        self.message = message
-        super().__init__(f"{url}: {message}")
+        self.url = redact_url(url)  # the URL as written down: userinfo and presigned parameters left out
+        self.message = redact_text(message)  # an SDK's own message may quote the URL whole
+        super().__init__(f"{self.url}: {self.message}")
 
     def __reduce__(self) -> tuple[type[StorageError], tuple[str, str]]:
         """Pickled as its two arguments: raised in a Ray actor it reaches the driver as itself, one line naming the

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -31,6 +32,7 @@ from mdf.errors import MissingDependencyError
 from mdf.storage import urls
 from mdf.storage.config import StorageSettings
 from mdf.storage.errors import ObjectNotFound, StorageError
+from mdf.storage.listing import answers, check_keys
 from mdf.storage.retry import ResumingReader, RetryPolicy, call
 
 STREAM_BLOCK = 8 << 20  # one ranged GET per block when streaming: the memory a stream holds
@@ -104,11 +106,30 @@ class Storage:
     def _url(self, scheme: str, path: str) -> str:
         return path if scheme in urls.READ_ONLY else urls.with_scheme(scheme, path)
 
+    def endpoint_of(self, url: str) -> str:
+        """The server ``url`` is asked from, for messages: ``the S3 endpoint http://h:9000 (AWS_ENDPOINT_URL_S3)``,
+        ``host:port`` of an ``https://`` URL."""
+        scheme = urls.scheme_of(url)
+        if scheme in ("s3", "s3a"):
+            s3 = self.settings.s3
+            return f"the S3 endpoint {s3.resolved_endpoint() or 's3.amazonaws.com'} ({s3.endpoint_source()})"
+        parts = urlsplit(url)
+        return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname or url)
+
     # -- metadata ---------------------------------------------------------------------------------------------
-    def info(self, url: str) -> ObjectInfo:
-        """Size and mtime of one object; :class:`ObjectNotFound` (exit 2) when it is missing or a folder."""
+    def _stat(self, url: str) -> pafs.FileInfo:
+        """``get_file_info``, retried. fsspec answers a host that does not answer (refused, no such name) with
+        ``FileNotFoundError`` as it answers a 404, and pyarrow turns both into ``NotFound``; a not-found URL of
+        ``http(s)://`` is asked again here so a connection failure is reported as one, naming the host."""
         fs, path = self.resolve(url)
         got = call(lambda: fs.get_file_info(path), url, "stat", self.policy)
+        if got.type == pafs.FileType.NotFound and urls.scheme_of(url) in urls.READ_ONLY:
+            call(lambda: answers(fs, url, self.endpoint_of(url)), url, "stat", self.policy)
+        return got
+
+    def info(self, url: str) -> ObjectInfo:
+        """Size and mtime of one object; :class:`ObjectNotFound` (exit 2) when it is missing or a folder."""
+        got = self._stat(url)
         if got.type != pafs.FileType.File:
             raise ObjectNotFound(
                 url, "no such object" + (" (it is a folder)" if got.type == pafs.FileType.Directory else "")
@@ -116,8 +137,7 @@ class Storage:
         return ObjectInfo(url, got.size, got.mtime_ns)
 
     def exists(self, url: str) -> bool:
-        fs, path = self.resolve(url)
-        return call(lambda: fs.get_file_info(path), url, "stat", self.policy).type != pafs.FileType.NotFound
+        return self._stat(url).type != pafs.FileType.NotFound
 
     def list(self, prefix: str, hidden: bool = False) -> list[ObjectInfo]:
         """Every object under ``prefix`` (a folder), sorted by URL; names under ``_``/``.`` parts only if
@@ -144,13 +164,15 @@ class Storage:
         out: dict[str, ObjectInfo] = {}
         for i, pattern in enumerate(patterns):
             where = f"{yaml_path}[{i}]"
-            for obj in self._expand_one(pattern, where, extensions):
+            found = self._expand_one(pattern, where, extensions)
+            check_keys(pattern, found, where)
+            for obj in found:
                 out[obj.url] = obj
         return [out[k] for k in sorted(out)]
 
     def _expand_one(self, pattern: str, where: str, extensions: tuple[str, ...] | None) -> list[ObjectInfo]:
         scheme = urls.scheme_of(pattern)
-        fs, path = self.resolve(pattern)
+        path = self.resolve(pattern)[1]
         if urls.has_wildcard(path) and scheme not in urls.READ_ONLY:
             rx = urls.glob_regex(path)
             base = self._url(scheme, urls.literal_prefix(path))
@@ -162,7 +184,7 @@ class Storage:
             if not matched:
                 raise ObjectNotFound(pattern, f"no object matches this glob ({where}); fix the path or glob")
             return matched
-        got = call(lambda: fs.get_file_info(path), pattern, "stat", self.policy)
+        got = self._stat(pattern)
         if got.type == pafs.FileType.File:
             return [ObjectInfo(pattern if scheme != "file" else path, got.size, got.mtime_ns)]
         if got.type == pafs.FileType.Directory:

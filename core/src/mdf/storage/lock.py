@@ -131,7 +131,7 @@ class S3Lock:
                 return self.acquire()
             if current["token"] == self.token:  # our own PUT went through before a reset hid its answer
                 self.etag = current["etag"]
-            elif current["age_s"] <= current["ttl_s"] and not _dead_here(current):
+            elif current["age_s"] <= current["ttl_s"] and not dead_on_this_host(current["holder"]):
                 raise LockHeld(self.url, f"held by another run: {_describe(current)}; wait for it to finish, or "
                                f"if it was killed the lock is taken over {current['ttl_s']:.0f} s after its "
                                "last renewal") from None  # fmt: skip
@@ -221,15 +221,30 @@ def _refused_on_412(exc: BaseException) -> None:
         raise _Refused() from None
 
 
-def _dead_here(current: dict[str, Any]) -> bool:
-    """The holder ran on this host and its process is gone (kill -9, a crash): its lock is stale now, not after
-    its ttl; as a local ``flock`` is dropped by the kernel when its process dies. Another host's holder is judged
-    by the ttl alone (we cannot see its processes)."""
-    h = current.get("holder", {})
-    if h.get("host") != socket.gethostname() or not isinstance(h.get("pid"), int):
+def dead_on_this_host(holder: dict[str, Any]) -> bool:
+    """The holder of a lock (``{"pid", "host", ...}``) ran on this host and its process is gone (kill -9, a
+    crash): its lock is stale now, not after its ttl; as a local ``flock`` is dropped by the kernel when its
+    process dies. Another host's holder, or one without a usable pid (a damaged lock: ``kill(-1, 0)`` would ask
+    every process), is judged by the ttl alone (we cannot see its processes). Every lock mdf takes on object
+    storage asks this: the output's and the dedup index's.
+
+    A holder may name the run it works for (``driver``: the ``mdf run`` process's pid and host): a Ray actor that
+    took a dedup index's lock for a run outlives a driver killed with -9 by seconds (longer on a loaded host) and
+    renews the lock meanwhile; the run's ``--resume`` takes it over as soon as the driver is gone. The orphan's
+    next renewal is conditional on its own ETag, so it finds the lock lost and publishes nothing."""
+    driver = holder.get("driver")
+    if isinstance(driver, dict) and _gone(driver):  # the run's own process (a Ray actor may hold it for the run)
+        return True
+    return _gone(holder)
+
+
+def _gone(who: dict[str, Any]) -> bool:
+    """``who`` (``{"pid", "host"}``) ran on this host and its process is gone."""
+    pid = who.get("pid")
+    if who.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 0:
         return False
     try:
-        os.kill(h["pid"], 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
         return True
     except PermissionError:  # alive, another user's

@@ -58,6 +58,7 @@ _MANIFEST = "_mdf/state/manifest.json"
 _UPLOADS_FILE = "_mdf/uploads.json"  # on the staging prefix only: the open multipart uploads of the parts
 _GUARD = threading.Lock()
 _SKIP = {"_mdf/lock"}
+_PROBE = f"{layout.META}/write-probe-"  # check_writable's object, left only where a DELETE was refused
 _UPLOADS = 8
 
 
@@ -97,8 +98,9 @@ class RemoteOutput:
         return publish.staging_prefix(self.url, self.run_id)
 
     # -- claiming ---------------------------------------------------------------------------------------------
-    def claim(self, holder: dict[str, Any], fingerprint: str, changes: Any, resume: bool, overwrite: bool) -> Path:
-        """Lock the prefix, decide this run's staging and mode, fill the working folder; returns the folder."""
+    def claim(self, holder: dict[str, Any], fp: Any, resume: bool, overwrite: bool) -> Path:
+        """Lock the prefix, decide this run's staging and mode, fill the working folder; returns the folder.
+        ``fp``: the run's :class:`~mdf.fingerprint.Fingerprint` (``differs(record)`` says why a resume may not)."""
         from mdf.storage.lock import S3Lock
 
         self.lock = S3Lock(urls.join(self.url, layout.META, "lock"), holder, settings=self.storage.settings,
@@ -122,8 +124,9 @@ class RemoteOutput:
             where = f"{self.role}.path: '{self.url}'"
             if record is None:
                 raise RemoteRefused(f"{where} holds no mdf run record to resume; use --overwrite")
-            if record.get("fingerprint") != fingerprint:
-                raise RemoteRefused(f"{where}: cannot --resume it: {changes(record)}; use --overwrite")
+            why = fp.differs(record)
+            if why is not None:
+                raise RemoteRefused(f"{where}: cannot --resume it: {why}; use --overwrite")
             self.mode, self.resumed = record.get("mode", "new"), True
             self.run_id = source or uuid.uuid4().hex[:16]
             self.work = root / f"{key}-{self.run_id}"
@@ -132,12 +135,13 @@ class RemoteOutput:
                 self.uploads = self._read(urls.join(self.staging, _UPLOADS_FILE)) or {}
             else:  # a completed output: its parts become this run's staged parts (server-side), its state ours
                 self._download(urls.join(self.url, layout.META), self.work / layout.META)
-                for name in data:
+                listed = publish.committed_names(self.storage, self.url)  # a user's objects beside them stay theirs
+                for name in data if listed is None else [n for n in data if n in listed]:
                     self.storage.copy(urls.join(self.url, name), urls.join(self.staging, name))
                 self.made_staging = True
             self._forget_local_only()
             return self.work
-        busy = data or any(n not in _SKIP for n in names if not layout.is_data_name(n.split("/")[0]))
+        busy = data or any(n not in _SKIP and not n.startswith(_PROBE) for n in names if not layout.is_data_name(n))
         if busy and not overwrite:
             raise RemoteRefused(
                 f"{self.role}.path: '{self.url}' is not empty; pass --overwrite to replace it (kept until the new run "
@@ -148,12 +152,16 @@ class RemoteOutput:
                 f"{self.role}.path: '{self.url}' holds objects no mdf run wrote (no {layout.META}/run.json), so "
                 "--overwrite will not delete them; empty the prefix yourself or write elsewhere"
             )
-        nested = next((n for n in data if "/" in n), None)
-        if overwrite and nested is not None:
-            raise RemoteRefused(
-                f"{self.role}.path: '{self.url}' holds '{nested}', which no mdf run writes (mdf writes only part files "
-                f"and {layout.META}/), so --overwrite will not delete it; move it out or write elsewhere"
-            )
+        if overwrite:  # the earlier run published exactly what its _SUCCESS lists: nothing else is deleted
+            listed = set(publish.committed_names(self.storage, self.url) or [])
+            others = [n for n in names if n not in listed and n != publish.SUCCESS and n.split("/")[0] != layout.META]
+            if others:
+                shown = ", ".join(repr(n) for n in others[:5]) + (f" and {len(others) - 5} more" if others[5:] else "")
+                raise RemoteRefused(
+                    f"{self.role}.path: '{self.url}' holds {len(others)} object(s) the run that wrote it did not "
+                    f"publish ({shown}); --overwrite deletes only the objects its _SUCCESS lists and {layout.META}/, "
+                    "so it will not replace the prefix; move them out or write elsewhere"
+                )
         for run_id in staged:  # killed runs' staging: --overwrite starts over
             self.storage.delete_prefix(urls.join(self.url, layout.META, "staging", run_id))
         from mdf.storage import multipart  # with the S3 layer: not imported by a run without an s3:// output
@@ -340,6 +348,34 @@ class RemoteOutput:
                 if entry.name != layout.META:
                     entry.unlink() if entry.is_file() else shutil.rmtree(entry, ignore_errors=True)
             shutil.rmtree(layout.state_dir(self.work), ignore_errors=True)
+
+
+def check_writable(url: str, role: str) -> None:
+    """Before any work (``validate`` and ``run``): this process can write and delete under the output prefix, and
+    has botocore for the lock's conditional PUTs. One empty object ``<output>/_mdf/write-probe-<id>`` is PUT and
+    DELETEd: S3 has no "may I" request, and a read-only identity, a missing bucket or a lacking ``s3:DeleteObject``
+    otherwise failed the run at its lock or at its publish (exit 1, after the work). Exit 2 naming the key."""
+    from mdf.errors import MissingDependencyError, RecipeError
+    from mdf.storage.fs import default
+    from mdf.storage.lock import s3_client
+    from mdf.storage.retry import RetryPolicy, call
+
+    try:
+        client = s3_client(default().settings)
+    except MissingDependencyError:
+        raise RecipeError(f"'{url}': an s3:// output needs botocore (its lock and publish use conditional PUTs): "
+                          "pip install 'mdf-core[storage]'", f"{role}.path") from None  # fmt: skip
+    bucket, _, prefix = urls.strip_scheme(url).partition("/")
+    key = f"{prefix.strip('/')}/{_PROBE}{uuid.uuid4().hex[:12]}"
+    policy = RetryPolicy(attempts=default().settings.s3.max_attempts)
+    try:
+        call(lambda: client.put_object(Bucket=bucket, Key=key, Body=b""), url, "a test write", policy)
+        call(lambda: client.delete_object(Bucket=bucket, Key=key), url, "a test delete", policy)
+    except MdfError as exc:
+        what = getattr(exc, "message", str(exc))
+        raise RecipeError(f"'{url}' cannot be written with these credentials and settings ({what}); a run needs to "
+                          "PUT and DELETE objects there: use credentials that may, or write elsewhere",
+                          f"{role}.path") from None  # fmt: skip
 
 
 def remote_output(url: str, role: str, storage: Storage | None = None) -> RemoteOutput:

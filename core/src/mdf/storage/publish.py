@@ -11,11 +11,12 @@ The choice. S3 has no rename, so the local protocol (build in a hidden sibling f
   ``_``-prefixed prefixes, and the lock covers both. Parts written by Ray writers on other nodes, and the parts
   of a completed output a ``--resume`` takes over, are staged objects there.
 * **Publish, then commit with ``_SUCCESS``**: when the run succeeds, ``_SUCCESS`` is deleted first, an intent
-  (``_mdf/publishing.json``: the names and the open uploads) is written, each upload is completed (a staged
-  part is copied server-side), every other open upload under the output is aborted, objects of an earlier run
-  that are not in the list are deleted, and ``_SUCCESS`` (a JSON manifest: run id, names, sizes) is written
-  last. Spark, Hadoop and most table tools read ``_SUCCESS`` as "this folder is complete"; anyone else can read
-  the exact file list from it (:func:`committed`).
+  (``_mdf/publishing.json``: the names, the open uploads, and the earlier run's parts from its ``_SUCCESS``) is
+  written, each upload is completed (a staged part is copied server-side), every other open upload under the
+  output is aborted, the earlier run's parts that are not in the list are deleted (only those: an object a user
+  put beside them stays, and ``--overwrite`` refuses a prefix holding one before any work), and ``_SUCCESS`` (a
+  JSON manifest: run id, names, sizes) is written last. Spark, Hadoop and most table tools read ``_SUCCESS`` as
+  "this folder is complete"; anyone else can read the exact file list from it (:func:`committed`).
 
 What a reader sees: while a run works, the previous output, untouched (with its ``_SUCCESS``). During the
 publish window (one ``CompleteMultipartUpload`` per part, a few ms each) a reader that lists ``<output>/``
@@ -74,8 +75,10 @@ def publish(
     staging = staging_prefix(output, run_id)
     if names is None:
         names = [o.url[len(staging) + 1 :] for o in storage.list(staging, hidden=True)]
+    replaces = committed_names(storage, output) or []  # the earlier run's parts: all this publish may delete
     storage.delete(urls.join(output, SUCCESS))
-    intent = {"run_id": run_id, "names": sorted(names), "meta": sorted(meta or []), "uploads": uploads or {}}
+    intent = {"run_id": run_id, "names": sorted(names), "meta": sorted(meta or []), "uploads": uploads or {},
+              "replaces": sorted(replaces)}  # fmt: skip
     storage.write_bytes(urls.join(output, layout.META, INTENT), json.dumps(intent).encode())
     return _finish(storage, output, intent)
 
@@ -98,8 +101,11 @@ def _finish(storage: Storage, output: str, intent: dict[str, Any]) -> dict[str, 
     if uploads:  # uploads of parts written again, of killed runs, of retried requests: none will be completed
         multipart.sweep(storage, output, keep=frozenset(u["upload_id"] for u in uploads.values()))
     keep = set(names)
-    old = [o.url for o in storage.list(output) if o.url[len(output.rstrip("/")) + 1 :] not in keep]
-    storage.delete_many(old)  # non-hidden only: _mdf/ and _SUCCESS are not data
+    if "replaces" in intent:  # the earlier run's parts this run does not write again; a user's objects stay
+        old = [urls.join(output, n) for n in intent["replaces"] if n not in keep]
+    else:  # the intent of an mdf before the list (rolled forward): every data object not published
+        old = [o.url for o in storage.list(output) if o.url[len(output.rstrip("/")) + 1 :] not in keep]
+    storage.delete_many(old)
     meta: list[str] = intent.get("meta", [])
     with ThreadPoolExecutor(_COPIES) as pool:
         list(
@@ -133,8 +139,18 @@ def roll_forward(storage: Storage, output: str) -> dict[str, Any] | None:
 
 def committed(storage: Storage, output: str) -> list[str] | None:
     """URLs of the files of the last committed run, from ``_SUCCESS``; ``None`` while none is committed."""
+    names = committed_names(storage, output)
+    return None if names is None else [urls.join(output, n) for n in names]
+
+
+def committed_names(storage: Storage, output: str) -> list[str] | None:
+    """Names (below ``output``) of the files the last committed run published, from its ``_SUCCESS``; ``None``
+    while none is committed (or the ``_SUCCESS`` there is not mdf's manifest)."""
     url = urls.join(output, SUCCESS)
     if not storage.exists(url):
         return None
-    manifest = json.loads(storage.read_bytes(url))
-    return [urls.join(output, f["name"]) for f in manifest["files"]]
+    try:
+        manifest = json.loads(storage.read_bytes(url))
+        return [str(f["name"]) for f in manifest["files"]]
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -47,6 +47,10 @@ _TRANSIENT_CLASSES = frozenset(
     }
 )  # fmt: skip
 _TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
+_CONNECTION_MARKERS = (
+    "network_connection", "could not connect", "couldn't connect", "cannot connect", "connection refused",
+    "could not resolve host", "couldn't resolve host", "name or service not known", "failed to connect",
+)  # fmt: skip
 _NOT_FOUND_MARKERS = ("nosuchkey", "no_such_key", "nosuchbucket", "no_such_bucket", "pathdoesnotexist")
 
 
@@ -110,6 +114,13 @@ def is_transient(exc: BaseException) -> bool:
         if any(m in text for m in _TRANSIENT_MARKERS):
             return True
     return False
+
+
+def is_connection_failure(text: str) -> bool:
+    """Whether an error's text says the server was not reached at all (refused, no such host), as opposed to a
+    server that answered with an error."""
+    low = text.lower()
+    return any(m in low for m in _CONNECTION_MARKERS)
 
 
 def is_not_found(exc: BaseException) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mdf import OperatorError
-from mdf_dedup.index.files import IndexFiles
+from mdf_dedup.index.files import IndexFiles, publish_hashed
 
 CHUNK = 1 << 16  # keys probed at once: their k positions (~5 MiB) stay in cache; 1 << 20 was 5x slower
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -88,9 +88,9 @@ def write_bloom(files: IndexFiles, gen: dict[str, Any], bucket: int, keys: np.nd
     """Write one bucket's filter of its new keys; the manifest entry that lists it (bits, probes)."""
     bits, probes = shape(len(keys), rate)
     packed = build(keys, bits, probes)
-    key_bytes = files.publish(filter_file(gen, bucket), lambda f: np.save(f, packed))
+    key_bytes, key_sum = publish_hashed(files, filter_file(gen, bucket), lambda f: np.save(f, packed))
     return {"bucket": bucket, "keys": len(keys), "key_bytes": key_bytes, "source_bytes": 0, "bits": bits,
-            "probes": probes}  # fmt: skip
+            "probes": probes, "key_xxh3": key_sum}  # fmt: skip
 
 
 class LoadedBloom:
@@ -119,7 +119,7 @@ class LoadedBloom:
                 f"{entry['key_bytes']})"  # fmt: skip
             raise OperatorError(f"index generation file {self.files.path(name)} is {what}; restore it, or rebuild "
                                 "the index")  # fmt: skip
-        packed = self.files.load_keys(name, entry["key_bytes"])
+        packed = self.files.load_keys(name, entry["key_bytes"], entry.get("key_xxh3"))
         self.parts.append((packed, m, entry["bucket"], entry["bits"], entry["probes"], entry["keys"]))
 
     def __len__(self) -> int:

@@ -9,23 +9,34 @@ earlier rows' source ids.
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
 import mdf.storage
-from mdf import DedupParams, MdfError, RecipeError
+from mdf import DedupParams, MdfError, ReadsFile, RecipeError
 from mdf_dedup.index import manifest as mf
 from mdf_dedup.index.files import index_root, open_files
 from mdf_dedup.index.state import IndexState
 
 
+def index_identity(value: str, run: str) -> Any:
+    """What of the index at ``value`` a run reads (:class:`mdf.ReadsFile`): each generation but those the run
+    ``run`` (its fingerprint) added itself, so ``--resume`` refuses an index another run added to, or compacted,
+    since the run began (none while there is no index yet: the same as an index holding only the run's own)."""
+    manifest = mf.read_manifest(open_files(value))
+    if manifest is None:
+        return []
+    gens = [g for g in manifest.get("generations", []) if (g.get("run") or {}).get("fingerprint") != run]
+    return [[g.get("id"), g.get("keys"), g.get("key_bytes"), g.get("source_bytes")] for g in gens]
+
+
 class IndexParams(DedupParams):
     """:class:`mdf.DedupParams` plus the persistent index."""
 
-    index: str | None = Field(
+    index: Annotated[str | None, ReadsFile(identity=index_identity, store="index")] = Field(
         None, description="folder or s3:// prefix of a persistent index of earlier runs' keys: rows whose key it "
         "holds are rejected as duplicate_of_index (created by the first index_mode: update run; read mode also "
         "reads any URL the reader does)",
@@ -116,6 +127,9 @@ class IndexedDedup:
         if p.index is None:
             return
         files = open_files(p.index)
+        if not files.remote and os.path.exists(files.root) and not os.path.isdir(files.root):
+            raise RecipeError(f"'{p.index}' is a file; an index is a folder (or an s3:// prefix): name a new folder, "
+                              "or the folder of an index", f"{path}.index")  # fmt: skip
         if p.index_mode == "update" and not files.writable:
             raise RecipeError(
                 f"{p.index}: {files.scheme}:// is read only; index_mode: update writes an index to s3:// or a local "
@@ -126,6 +140,15 @@ class IndexedDedup:
             raise RecipeError(
                 f"no index at {files.root} (no {mf.MANIFEST}); build it with index_mode: update first", f"{path}.index"
             )
+        if manifest is None and p.index_mode == "update":
+            others = mf.strangers(files)
+            if others:
+                shown = ", ".join(repr(n) for n in others[:3]) + (f" and {len(others) - 3} more" if others[3:] else "")
+                raise RecipeError(
+                    f"index {files.root} has no {mf.MANIFEST} but holds {shown}: a lost manifest, or not an index; "
+                    f"a new index here would start over without them: restore {mf.MANIFEST}, or name an empty or "
+                    "new folder", f"{path}.index",
+                )  # fmt: skip
         if manifest is not None:
             diff = mf.difference(manifest, self.name, self.index_settings())
             if diff:

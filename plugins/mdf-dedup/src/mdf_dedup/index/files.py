@@ -11,6 +11,7 @@ exists), keys files are memory-mapped.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import uuid
 from collections.abc import Callable
@@ -19,11 +20,24 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from mdf.storage import is_remote
+from mdf_dedup.index.checksums import check_digest, digest, file_digest
 
 
 def index_root(path: str) -> str:
     """How a run names the index (the same in every process): an absolute folder, or the URL as given."""
     return path.rstrip("/") if is_remote(path) else os.path.abspath(path.removeprefix("file://"))
+
+
+def publish_hashed(files: Any, name: str, write: Callable[[Any], None]) -> tuple[int, str]:
+    """:meth:`IndexFiles.publish` (or an object index's), also returning the :func:`digest` of the bytes written:
+    an object is written from memory anyway; a local file is read back from the page cache."""
+    if files.remote:
+        buf = io.BytesIO()
+        write(buf)
+        data = buf.getvalue()
+        return files.publish(name, lambda f: f.write(data)), digest(data)
+    size = files.publish(name, write)
+    return size, file_digest(files.path(name))
 
 
 def open_files(path: str, settings: Any = None) -> Any:
@@ -66,13 +80,21 @@ class IndexFiles:
         except FileNotFoundError:
             return None
 
-    def load_keys(self, name: str, size: int) -> np.ndarray:
-        """A keys file (``.npy``), memory-mapped: pages are read as lookups touch them."""
+    def load_keys(self, name: str, size: int, checksum: str | None = None) -> np.ndarray:
+        """A keys file (``.npy``), memory-mapped: pages are read as lookups touch them; with ``checksum``, read once
+        first to check it (the lookups' directory reads every key anyway)."""
+        self.verify(name, checksum)
         return np.load(self.path(name), mmap_mode="r")
 
-    def open_table(self, name: str) -> str:
-        """What :func:`pyarrow.parquet.read_table` reads ``name`` from."""
+    def open_table(self, name: str, checksum: str | None = None) -> str:
+        """What :func:`pyarrow.parquet.read_table` reads ``name`` from, its content checked with ``checksum``."""
+        self.verify(name, checksum)
         return self.path(name)
+
+    def verify(self, name: str, checksum: str | None) -> None:
+        """:func:`check_digest` of the file ``name`` (nothing read without ``checksum``)."""
+        if checksum is not None:
+            check_digest(self.path(name), file_digest(self.path(name)), checksum)
 
     def read_tagged(self, name: str) -> tuple[bytes | None, None]:
         """The file and its version (none locally: the lock alone keeps a second writer out)."""

@@ -15,6 +15,7 @@ replaced only if its ETag is the one the run read, and the lock is an :class:`md
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -22,6 +23,7 @@ import time
 from typing import Any
 
 from mdf import OperatorError, __version__
+from mdf.storage import dead_on_this_host
 from mdf_dedup.index.errors import Conflict, IndexBusy
 from mdf_dedup.index.files import IndexFiles
 
@@ -81,6 +83,25 @@ def difference(manifest: dict[str, Any], operator: str, settings: dict[str, Any]
     return None
 
 
+def strangers(files: IndexFiles) -> list[str]:
+    """Files of an index without a manifest that no ``update`` run now starting may leave behind: all but the lock
+    and the generation the lock's holder (a run killed before it published: its ``--resume``) wrote. An empty
+    list means a new index may start here."""
+    holder = read_lock(files)
+    own = generation_id(holder) if holder is not None else None
+    out = []
+    for name in files.list():
+        if name == LOCK or (own is not None and name.split("/")[0] == own) or ".tmp-" in name or ".new-" in name:
+            continue
+        out.append(name)
+    return out
+
+
+def generation_id(run: dict[str, Any]) -> str:
+    """The same for every bucket of a run and for its resume; different for another run."""
+    return "g-" + hashlib.sha1(f"{run.get('fingerprint')}|{run.get('output')}".encode()).hexdigest()[:16]
+
+
 def gen_files(gen: dict[str, Any], bucket: int) -> tuple[str, str]:
     """The keys file and the sources file of ``bucket`` in generation ``gen``."""
     stem = f"{gen['id']}/b{bucket:04d}-of-{gen['buckets']:04d}"
@@ -89,22 +110,13 @@ def gen_files(gen: dict[str, Any], bucket: int) -> tuple[str, str]:
 
 # -- lock -------------------------------------------------------------------------------------------------------
 def holder_alive(holder: dict[str, Any]) -> bool:
-    """Whether the process that took the lock may still run (another host: cannot tell, so yes; an object lock:
-    renewed within its ttl)."""
-    if "alive" in holder:
-        return bool(holder["alive"])
-    if holder.get("host") != socket.gethostname():
-        return True
-    try:
-        pid = int(holder["pid"])
-        if pid <= 0:  # a damaged lock: no process to ask (``kill(-1, 0)`` would ask every process)
-            return True
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    """Whether the process that took the lock may still run: not when it ran on this host and is gone (a run
+    killed with -9: its own ``--resume`` takes the lock over at once, on object storage too,
+    :func:`mdf.storage.dead_on_this_host`); else, for an object lock, renewed within its ttl; another host's
+    local lock: cannot tell, so yes."""
+    if dead_on_this_host(holder):
         return False
-    except (PermissionError, KeyError, ValueError):
-        return True
-    return True
+    return bool(holder.get("alive", True))
 
 
 def describe(files: IndexFiles, holder: dict[str, Any]) -> str:
@@ -137,7 +149,7 @@ def acquire(files: IndexFiles, run: dict[str, Any]) -> None:
         files.acquire_lock(run)
         return
     me = {"fingerprint": run.get("fingerprint"), "output": run.get("output"), "pid": os.getpid(),
-          "host": socket.gethostname(), "since": time.time()}  # fmt: skip
+          "host": socket.gethostname(), "since": time.time(), "driver": run.get("driver")}  # fmt: skip
     for _ in range(3):
         if files.create(LOCK, json.dumps(me).encode()):
             return

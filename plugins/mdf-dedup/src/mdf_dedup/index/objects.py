@@ -45,6 +45,7 @@ from mdf.storage import (
     join,
     scheme_of,
 )
+from mdf_dedup.index.checksums import check_digest, digest
 from mdf_dedup.index.errors import Conflict, IndexBusy
 
 LOCK_TTL_S = 60.0
@@ -96,23 +97,35 @@ class ObjectIndexFiles:
         except ObjectNotFound:
             return None
 
-    def load_keys(self, name: str, size: int) -> np.ndarray:
-        """A keys file (``.npy``) read whole into memory, read-only, without a copy of its bytes."""
+    def load_keys(self, name: str, size: int, checksum: str | None = None) -> np.ndarray:
+        """A keys file (``.npy``) read whole into memory, read-only, without a copy of its bytes; its content
+        checked with ``checksum``."""
         url = self.path(name)
         with self.storage.open_input(url, size=size) as f:
             data = f.read()
         if len(data) != size:  # replaced between the HEAD and the GET
             raise OperatorError(f"index generation file {url} is truncated or altered ({len(data)} bytes, the "
                                 f"manifest says {size}); restore it, or rebuild the index")  # fmt: skip
+        check_digest(url, digest(data), checksum)
         buf = io.BytesIO(data)
         fmt = np.lib.format
         header = fmt.read_array_header_1_0 if fmt.read_magic(buf) == (1, 0) else fmt.read_array_header_2_0
         shape, _, dtype = header(buf)
         return np.frombuffer(data, dtype=dtype, count=int(np.prod(shape)), offset=buf.tell())
 
-    def open_table(self, name: str) -> Any:
-        """What :func:`pyarrow.parquet.read_table` reads ``name`` from (ranged GETs)."""
-        return self.storage.open_random(self.path(name))
+    def open_table(self, name: str, checksum: str | None = None) -> Any:
+        """What :func:`pyarrow.parquet.read_table` reads ``name`` from: ranged GETs, or with ``checksum`` the object
+        read whole and checked (a sources file is read whole anyway)."""
+        if checksum is None:
+            return self.storage.open_random(self.path(name))
+        data = self.storage.read_bytes(self.path(name))
+        check_digest(self.path(name), digest(data), checksum)
+        return io.BytesIO(data)
+
+    def verify(self, name: str, checksum: str | None) -> None:
+        """:func:`~.checksums.check_digest` of the object ``name`` (nothing read without ``checksum``)."""
+        if checksum is not None:
+            check_digest(self.path(name), digest(self.storage.read_bytes(self.path(name))), checksum)
 
     def list(self, prefix: str = "") -> list[str]:
         base = self.root + "/"
@@ -282,8 +295,13 @@ def _key(root: str, run: dict[str, Any]) -> tuple[str, str, str]:
     return join(root, "_lock.json"), str(run.get("fingerprint")), str(run.get("output"))
 
 
-def _who(run: dict[str, Any]) -> dict[str, str]:
-    return {"fingerprint": str(run.get("fingerprint")), "output": str(run.get("output"))}
+def _who(run: dict[str, Any]) -> dict[str, Any]:
+    """The run a lock is held for; ``driver`` (its ``mdf run`` process) lets its ``--resume`` take over the lock
+    of a Ray actor that outlives a killed driver (:func:`mdf.storage.dead_on_this_host`)."""
+    who: dict[str, Any] = {"fingerprint": str(run.get("fingerprint")), "output": str(run.get("output"))}
+    if isinstance(run.get("driver"), dict):
+        who["driver"] = run["driver"]
+    return who
 
 
 def _same_run(holder: dict[str, Any], run: dict[str, Any]) -> bool:

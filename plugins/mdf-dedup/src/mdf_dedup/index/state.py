@@ -29,7 +29,6 @@ they fit), not as an Arrow dictionary array: the sort and :meth:`IndexState._dec
 
 from __future__ import annotations
 
-import hashlib
 import time
 import weakref
 from typing import Any
@@ -44,11 +43,6 @@ from mdf_dedup.index.files import open_files
 from mdf_dedup.index.store import LoadedIndex, write_bucket
 
 
-def generation_id(run: dict[str, Any]) -> str:
-    """The same for every bucket of a run and for its resume; different for another run."""
-    return "g-" + hashlib.sha1(f"{run.get('fingerprint')}|{run.get('output')}".encode()).hexdigest()[:16]
-
-
 def _check_written(files: Any, gen: dict[str, Any], entry: dict[str, Any] | None) -> None:
     """The files a finished bucket wrote are there with their sizes, or one line naming the first that is not
     (the keys are no longer in the snapshot: only another run can write them again)."""
@@ -56,9 +50,10 @@ def _check_written(files: Any, gen: dict[str, Any], entry: dict[str, Any] | None
         return
     names = mf.gen_files(gen, entry["bucket"])
     sizes = (entry["key_bytes"], entry["source_bytes"])
+    sums = (entry.get("key_xxh3"), entry.get("source_xxh3"))
     if "bits" in entry:  # a Bloom generation: one filter file, no sources
-        names, sizes = (filter_file(gen, entry["bucket"]),), (entry["key_bytes"],)
-    for name, expected in zip(names, sizes, strict=True):
+        names, sizes, sums = (filter_file(gen, entry["bucket"]),), (entry["key_bytes"],), (entry.get("key_xxh3"),)
+    for name, expected, checksum in zip(names, sizes, sums, strict=True):
         size = files.size(name)
         if size != expected:
             raise OperatorError(
@@ -66,6 +61,7 @@ def _check_written(files: Any, gen: dict[str, Any], entry: dict[str, Any] | None
                 f"{'missing' if size is None else f'{size} bytes, not {expected}'}; "
                 "run the recipe again with --overwrite (not --resume) to write it again"
             )
+        files.verify(name, checksum)
 
 
 class IndexState(StateType):
@@ -158,7 +154,7 @@ class IndexState(StateType):
         if self.finished is not None:  # restored from the run's last snapshot: the files are written
             _check_written(files, self.finished["gen"], self.finished["entry"])
             return self.finished
-        gen = {"id": generation_id(conf["run"]), "buckets": conf["buckets"]}
+        gen = {"id": mf.generation_id(conf["run"]), "buckets": conf["buckets"]}
         entry = None
         if self.pending:
             keys, ids = self._merged()

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mdf import OperatorError, as_numpy
-from mdf_dedup.index.files import IndexFiles
+from mdf_dedup.index.files import IndexFiles, publish_hashed
 from mdf_dedup.index.manifest import gen_files
 
 ROW_BITS = 40  # a hit's code: loaded-file slot << 40 | row in that file
@@ -31,6 +31,7 @@ class LoadedIndex:
         self.files = files
         self.parts: list[tuple[np.ndarray, np.ndarray | None, str, int]] = []  # keys, rows in file, sources, bytes
         self._sources: dict[int, pa.Array] = {}
+        self._source_sum: list[str | None] = []  # each part's sources file's checksum (the manifest's)
         self._sorted: Any = None  # an mdf_kernels.SortedKeys of every part's keys, made by the first lookup
         self._origin: np.ndarray | None = None  # several parts merged: each key's position among all parts' keys
         self._starts = np.zeros(1, dtype=np.int64)  # where each part's keys start among all parts' keys
@@ -57,12 +58,13 @@ class LoadedIndex:
                 raise OperatorError(
                     f"index generation file {self.files.path(name)} is {what}; restore it, or rebuild the index"
                 )
-        keys = self.files.load_keys(keys_name, entry["key_bytes"])
+        keys = self.files.load_keys(keys_name, entry["key_bytes"], entry.get("key_xxh3"))
         rows = None
         if filtered:
             rows = np.flatnonzero(keys % np.uint64(buckets) == bucket)
             keys = np.asarray(keys[rows])
         self.parts.append((keys, rows, sources_name, entry["keys"]))
+        self._source_sum.append(entry.get("source_xxh3"))
 
     def __len__(self) -> int:
         return sum(len(k) for k, _, _, _ in self.parts)
@@ -146,11 +148,11 @@ class LoadedIndex:
         return pa.concat_arrays(pieces).take(pa.array(out))
 
     def source_column(self, slot: int) -> pa.Array:
-        """The sources file of loaded part ``slot``, whole (read once)."""
+        """The sources file of loaded part ``slot``, whole (read once), its content checked."""
         if slot not in self._sources:
-            name = self.parts[slot][2]
+            name, checksum = self.parts[slot][2], self._source_sum[slot]
             try:
-                table = pq.read_table(self.files.open_table(name), columns=["source"])
+                table = pq.read_table(self.files.open_table(name, checksum), columns=["source"])
             except (OSError, pa.ArrowException) as exc:
                 raise OperatorError(f"index generation file {self.files.path(name)} cannot be read: {exc}") from exc
             self._sources[slot] = table.column(0).combine_chunks()
@@ -167,14 +169,15 @@ _SOURCES_FILE = {"row_group_size": 1 << 26, "write_statistics": False}
 def write_bucket(
     files: IndexFiles, gen: dict[str, Any], bucket: int, keys: np.ndarray, sources: pa.Array
 ) -> dict[str, Any]:
-    """Write one bucket's new keys (sorted, unique) and their sources; the manifest entry that lists them.
+    """Write one bucket's new keys (sorted, unique) and their sources; the manifest entry that lists them, with
+    each file's size and checksum (xxh3-128: what a later run checks before it trusts a file).
 
     The keys file is written on a thread while the sources file is encoded: each is written, flushed to disk
     (or uploaded) and renamed on its own, and both wait mostly on the disk or the network, without the GIL."""
     keys_name, sources_name = gen_files(gen, bucket)
     writer = ThreadPoolExecutor(1, thread_name_prefix="mdf-index-write")
     keys_written = writer.submit(
-        files.publish, keys_name, lambda f: np.save(f, np.ascontiguousarray(keys, dtype=np.uint64))
+        publish_hashed, files, keys_name, lambda f: np.save(f, np.ascontiguousarray(keys, dtype=np.uint64))
     )
 
     def parquet(f: Any) -> None:
@@ -187,11 +190,12 @@ def write_bucket(
         f.write(buf.getvalue())
 
     try:
-        source_bytes = files.publish(sources_name, parquet)
+        source_bytes, source_sum = publish_hashed(files, sources_name, parquet)
     finally:
         writer.shutdown()  # waits for the keys file, also when the sources file failed
-    key_bytes = keys_written.result()
-    return {"bucket": bucket, "keys": len(keys), "key_bytes": key_bytes, "source_bytes": source_bytes}
+    key_bytes, key_sum = keys_written.result()
+    return {"bucket": bucket, "keys": len(keys), "key_bytes": key_bytes, "source_bytes": source_bytes,
+            "key_xxh3": key_sum, "source_xxh3": source_sum}  # fmt: skip
 
 
 def plain(values: pa.Array) -> pa.Array:

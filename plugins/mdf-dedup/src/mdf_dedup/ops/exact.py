@@ -65,10 +65,11 @@ class ExactDedup(IndexedDedup, Deduplicator):
         return hash64(batch.column(self.params.column), normalize=mode)
 
     def index_settings(self) -> dict[str, object]:
-        """What decides a key: the hash (xxh3-64 of the value) and the normalisation; for a Bloom index also the
-        kind and the rate its filters are sized for (an index of one kind is refused by a run of the other)."""
+        """What decides a key: the column (keys of texts and keys of URLs never match), the hash (xxh3-64 of the
+        value) and the normalisation; for a Bloom index also the kind and the rate its filters are sized for (an
+        index of one kind is refused by a run of the other)."""
         p = self.params
-        settings: dict[str, object] = {"hash": "xxh3_64", "normalize": p.normalize}
+        settings: dict[str, object] = {"column": p.column, "hash": "xxh3_64", "normalize": p.normalize}
         if p.index_kind == "bloom":
             settings.update(index_kind="bloom", false_positive_rate=p.false_positive_rate or BLOOM_RATE)
         return settings

@@ -70,9 +70,9 @@ class MinHashDedup(IndexedDedup, Deduplicator):
             self.bands, self.rows = optimal_bands_rows(p.threshold, p.num_perm)
 
     def index_settings(self) -> dict[str, object]:
-        """What decides a band key: the signature (num_perm, shingles, seed) and the banding."""
+        """What decides a band key: the column, the signature (num_perm, shingles, seed) and the banding."""
         p = self.params
-        return {"num_perm": p.num_perm, "ngram": p.ngram, "tokenizer": p.tokenizer, "seed": p.seed,
+        return {"column": p.column, "num_perm": p.num_perm, "ngram": p.ngram, "tokenizer": p.tokenizer, "seed": p.seed,
                 "bands": self.bands, "rows": self.rows}  # fmt: skip
 
     def signatures(self, batch: pa.RecordBatch) -> pa.FixedSizeListArray:

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 from pydantic import Field
 
-from mdf import REASON, InputError, Params, Reader, RecipeError, Shard
+from mdf import REASON, InputError, Params, Reader, RecipeError, Shard, glob_files
 from mdf.storage import has_wildcard, is_remote, literal_prefix
 from mdf_image.io import sample_data_hint
 
@@ -104,7 +104,7 @@ class ImageFolderReader(Reader):
                 matched = _walk(p, exts)
             else:
                 roots.append(_glob_root(p))
-                matched = {f: os.path.getsize(f) for f in glob.glob(p, recursive=True) if f.lower().endswith(exts)}
+                matched = {f: os.path.getsize(f) for f in glob_files(p) if f.lower().endswith(exts)}  # loops end
             if not matched:
                 raise RecipeError(
                     f"no image file ({', '.join(exts)}) under {pattern!r} (cwd {os.getcwd()}); fix the path "

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 from pydantic import Field, model_validator
 
-from mdf import OperatorError, Params, Refiner, as_numpy, with_columns
+from mdf import InputFile, OperatorError, Params, Refiner, as_numpy, with_columns
 from mdf_image.ops.decode import decode_rgb
 from mdf_image.ops.native import image_column, kernel
 from mdf_image.ops.reasons import append_reasons
@@ -40,7 +40,9 @@ class ImageEmbeddingRefiner(Refiner):
     modality = "image"
 
     class Params(Params):
-        model_path: str = Field(description="local folder with the model (save_pretrained) and its image processor")
+        model_path: InputFile = Field(
+            description="local folder with the model (save_pretrained) and its image processor"
+        )
         column: str = Field("image", description="binary column holding the encoded image")
         output_column: str = Field("embedding", description="column the embeddings are written to")
         device: Literal["auto", "cpu", "cuda"] = Field(

@@ -30,8 +30,10 @@ a damaged file is never silently short. A payload whose Content-Encoding cannot 
 
 ``paths`` take URLs (``s3://bucket/crawl/**/*.warc.gz``, ``https://host/x.warc.gz``): a remote file is streamed
 through :mod:`mdf.storage` in 8 MiB ranged requests (bounded memory; resumed at the byte where a connection
-broke). ``commoncrawl`` names a crawl the way CommonCrawl publishes it, a ``warc.paths.gz`` listing, a base and a
-slice (:mod:`mdf.storage.commoncrawl`), instead of listing files.
+broke). ``warc_file`` is the URL without its credentials (:func:`mdf.storage.redact_url`: a presigned URL's
+signature or a ``?token=`` is not copied into every row). ``commoncrawl`` names a crawl the way CommonCrawl
+publishes it, a ``warc.paths.gz`` listing, a base and a slice (:mod:`mdf.storage.commoncrawl`), instead of
+listing files.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ import pyarrow.compute as pc
 from pydantic import Field, field_validator, model_validator
 
 from mdf import REASON, Params, Reader, Shard, damaged_input_batch, expand_paths, lit, shard_ids
-from mdf.storage import CommonCrawlListing, commoncrawl_urls, default, is_remote
+from mdf.storage import CommonCrawlListing, commoncrawl_urls, default, is_remote, redact_url
 from mdf_text.io import warc_native
 from mdf_text.io.warc_frame import MAX_BATCH_BYTES, BodyColumn, Members, check_tail
 from mdf_text.io.warc_split import Window, cut_points, is_gzip, open_binary, record_end
@@ -150,7 +152,7 @@ class WarcReader(Reader):
         mime = _mime_sets(self.params.mime_types)
         gz = is_gzip(shard.path)
         if warc_native.available():  # the Rust kernel: same rows and damage, zstd and lz4 files excepted
-            finish = partial(_finish, shard.path)
+            finish = partial(_finish, redact_url(shard.path))  # warc_file: the URL without its credentials
             native = warc_native.read(shard, _open(shard), gz, wanted, mime, batch_rows, _MAX_BATCH_BYTES, finish)
             if native is not None:
                 yield from native
@@ -350,7 +352,7 @@ class _Columns:
             mime,
             charset,
             self.bodies.array(n),
-            pa.repeat(pa.scalar(self.path, pa.string()), n),
+            pa.repeat(pa.scalar(redact_url(self.path), pa.string()), n),  # without the URL's credentials
             pa.array(self.offsets, pa.int64()),
             pa.array(self.indexes, pa.int32()),
         ]

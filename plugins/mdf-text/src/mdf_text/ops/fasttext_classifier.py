@@ -33,8 +33,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, ValidationInfo, field_validator
 
-from mdf import KERNELS, REASON, MissingDependencyError, Params, Refiner, as_numpy, has_native_kernel, lit
-from mdf_text.ops.fasttext_model import LABEL_PREFIX, ModelFileError, header, load, load_native
+from mdf import (
+    KERNELS,
+    REASON,
+    InputFile,
+    MissingDependencyError,
+    Params,
+    Refiner,
+    as_numpy,
+    has_native_kernel,
+    lit,
+)
+from mdf_text.ops.fasttext_model import LABEL_PREFIX, ModelFileError, check_whole, header, load, load_native
 from mdf_text.ops.language import as_utf8
 
 _REQUIRES = {"fasttext_pybind": "mdf-text[quality]"}
@@ -50,7 +60,7 @@ class FastTextClassifier(Refiner):
     reads = {"column": "string|binary"}
 
     class Params(Params):
-        model: str = Field(
+        model: InputFile = Field(
             description="a supervised fastText model (.bin or quantized .ftz): a path, or a URL (s3://, https://) "
             "fetched once per machine into the cache; checked at validate time (a fastText file, supervised, with the "
             "named labels)"
@@ -76,6 +86,7 @@ class FastTextClassifier(Refiner):
         def _is_classifier(cls, value: str) -> str:
             try:
                 header(value)
+                check_whole(value)
             except ModelFileError as exc:
                 raise ValueError(str(exc)) from None
             return value
@@ -93,6 +104,15 @@ class FastTextClassifier(Refiner):
                     f"model {info.data['model']!r} has no label {unknown[0]!r}; its labels: {', '.join(have)}"
                 )
             return wanted
+
+    @classmethod
+    def written_columns(cls, params: Any) -> dict[str, str]:
+        """A float score column per label (the model's, read from its header, or ``labels``), and ``top_label``:
+        a later ``score_filter`` on a column that is not a score fails ``validate`` (issue 46)."""
+        out = dict.fromkeys(_score_columns(params), "float")
+        if params.top_label:
+            out[params.top_label] = "string"
+        return out
 
     @classmethod
     def check_requirements(cls) -> None:
@@ -121,8 +141,7 @@ class FastTextClassifier(Refiner):
 
     def output_columns(self) -> list[str]:
         """The score columns this operator writes, in label order."""
-        labels = self.params.labels or header(self.params.model).labels
-        return [f"{self.params.prefix}_{label}" for label in labels]
+        return _score_columns(self.params)
 
     def refine(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         p = self.params
@@ -140,6 +159,11 @@ class FastTextClassifier(Refiner):
         if text.null_count:
             batch = _set(batch, REASON, pc.if_else(pc.is_null(text), lit("null_text"), pa.scalar(None, pa.string())))
         return batch
+
+
+def _score_columns(params: Any) -> list[str]:
+    """``<prefix>_<label>`` for each label scored (``labels``, else the model's), in label order."""
+    return [f"{params.prefix}_{label}" for label in params.labels or header(params.model).labels]
 
 
 def prepare(text: pa.Array, max_chars: int = 0, lowercase: bool = False, one_line: bool = True) -> pa.Array:

@@ -176,6 +176,24 @@ def header(path: str) -> ModelHeader:
         return _HEADERS[key]
 
 
+def check_whole(path: str) -> None:
+    """The whole model file, past its header: the matrices are there, whole and of the shapes the dictionary needs
+    (a file cut short or damaged after its dictionary passed :func:`header` and failed the run at its first
+    batch). With mdf-kernels the model is loaded as the run will load it (memory-mapped, kept for this process:
+    an inline run then costs nothing more); :class:`ModelFileError` with the kernel's reason. Without them nothing
+    more is checked here."""
+    try:
+        import mdf_kernels
+    except ImportError:
+        return
+    if not hasattr(mdf_kernels, "FastTextModel"):
+        return
+    try:
+        load_native(path)
+    except ValueError as exc:
+        raise ModelFileError(f"{path!r}: {exc}; the file is damaged or cut short: fetch or copy it again") from None
+
+
 def load(path: str) -> Any:
     """The model loaded once per process through fastText's C++ binding (``fasttext_pybind``).
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import Field, field_validator, model_validator
 
-from mdf import Filter, Params, has_native_kernel, lit, native_kernel
+from mdf import Filter, InputFile, Params, has_native_kernel, lit, native_kernel
 from mdf.storage import is_remote
 
 # scheme (optional, "//" required), optional userinfo, then the host: a bracketed IPv6 literal or up to : / ? #
@@ -92,7 +92,7 @@ class UrlFilter(Filter):
 
     class Params(Params):
         column: str = Field("url", description="string column holding the URL")
-        blocklist: str | None = Field(
+        blocklist: InputFile | None = Field(
             None, description="file of domains, one a line, '#' comments: a local path or a URL (s3://, https://)"
         )
         domains: list[str] = Field(default_factory=list, description="more blocked domains, inline")
