@@ -25,7 +25,7 @@ pytest.importorskip("mdf_text")
 
 def test_item11_a_failed_run_ends_failed_with_its_reason(tmp_path, capsys, monkeypatch):
     """run.json stayed "running" after every failed run (fails on f53e219: seen)."""
-    import mdf.executor.select as select
+    import mdf.run as select
 
     def broken(plan):
         raise KeyError("no_such_key")

@@ -12,15 +12,15 @@ import pytest
 import ray
 
 from mdf.errors import MdfError
-from mdf.executor import run_recipe
 from mdf.executor.inline_metrics import InlineMetrics
 from mdf.executor.ray.metrics import RayMetrics
 from mdf.metrics import RunMetrics
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 
 from .ray_helpers import DATA, assert_same_outputs, many_rows_parquet, text_recipe
 
-pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing's: one Ray for the module's runs
+pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing's: one Ray for the session's runs
 
 
 def run_both(tmp_path, reader, executor_extra=None, **kw):

@@ -17,7 +17,7 @@ import pytest
 from mdf.executor.ray.buckets import ray_key_state
 
 pytest.importorskip("ray")
-pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing's: one Ray for the module's runs
+pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing's: one Ray for the session's runs
 
 
 def u64(*values: int) -> np.ndarray:
@@ -59,8 +59,8 @@ def test_a_lost_bucket_stops_the_run_in_one_line_and_resume_completes_it(tmp_pat
     unexpectedly before finishing this task." and Ray's actor details over seven more lines; chains, "Ray:
     ActorDiedError: The actor died unexpectedly before finishing this task." (the driver's snapshot met it)."""
     from mdf.errors import MdfError
-    from mdf.executor import run_recipe
     from mdf.resolve import parse_recipe
+    from mdf.run import run_recipe
 
     from .ray_helpers import kill_when_named, many_rows_parquet, text_recipe
 

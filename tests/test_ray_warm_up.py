@@ -16,11 +16,11 @@ import json
 
 import pytest
 
-from mdf.executor import run_recipe
 from mdf.executor.ray.actors import warm_up_cpu_s
 from mdf.metrics import RunMetrics
 from mdf.projection import Measured
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 
 from .ray_helpers import many_rows_parquet, text_recipe
 

@@ -17,12 +17,12 @@ import pytest
 import ray
 
 from mdf.errors import MdfError
-from mdf.executor import run_recipe
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 
 from .ray_helpers import DATA, assert_same_outputs, kill_when_named, many_rows_parquet, text_recipe
 
-pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing's: one Ray for the module's runs
+pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing's: one Ray for the session's runs
 
 
 def _run(tmp_path, reader, executor, **kw):

@@ -1,12 +1,17 @@
-"""Which executor runs a recipe, and ``run_recipe``: the factory above every executor implementation.
+"""A run's life above every executor: :func:`prepare` (the plan, every check before work), which executor runs
+it, and :func:`run_recipe` (claim the output, run, write metrics, report and lineage). Not in ``mdf.executor``,
+which holds executors: the life of a run uses them, they do not use it.
 
-The executor classes come from the plugin registry (core registers ``inline`` and ``ray``), so this module
-imports none of them. :func:`mdf.resolve.choose_executor` says which one a recipe gets and why; ``mdf run``
-prints that as one line.
+:func:`prepare` does everything that can fail because of the recipe or the input listing (resolving names,
+validating parameters, listing shards, reading Parquet footers) so a bad run fails with exit code 2 before a
+single batch is read. The executor classes come from the plugin registry (core registers ``inline`` and
+``ray``), so this module imports none of them. :func:`mdf.resolve.choose_executor` says which one a recipe gets
+and why; ``mdf run`` prints that as one line.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import shutil
@@ -14,10 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 from mdf import __version__, layout
-from mdf.checks import rejected_folder_schema
+from mdf.checks import preflight, rejected_folder_schema
 from mdf.errors import MdfError
 from mdf.executor.api import Executor
-from mdf.executor.base import prepare
 from mdf.io.lineage import write_shard_map
 from mdf.io.rejected import save as save_rejected_schema
 from mdf.io.sharding import take_notes
@@ -25,13 +29,29 @@ from mdf.metrics import RunMetrics
 from mdf.ownership import claim
 from mdf.plan import Plan
 from mdf.plugin_set import Plugins
+from mdf.plugins import load_plugins
 from mdf.recipe import Recipe
 from mdf.report.build import write_report
 from mdf.report.context import run_context
-from mdf.resolve import check_executor, choose_executor
+from mdf.resolve import build_component, check_executor, choose_executor
 from mdf.run_stats import ClusterInfo
 from mdf.runlog import LOG, run_log
 from mdf.terminate import as_terminated
+
+
+def prepare(recipe: Recipe, plugins: Plugins | None = None) -> Plan:
+    """The recipe resolved against ``plugins`` (loaded if not given), its input listed, checked before work."""
+    plugins = plugins or load_plugins()
+    reader = build_component(plugins.readers, recipe.reader, "reader")
+    shards = [dataclasses.replace(s, index=i) for i, s in enumerate(reader.shards())]
+    rows = recipe.executor.batch_rows
+    plan = Plan(recipe, plugins, reader, shards, rows if isinstance(rows, int) else 0)
+    preflight(plan)  # output folders, and the columns operators read against the input's schema
+    if rows == "auto":  # sized from a random sample of the data itself (mdf.batching)
+        from mdf.batching import resolve_auto
+
+        plan.batch_rows, plan.max_in_flight = resolve_auto(plan, recipe)
+    return plan
 
 
 def build_executor(plan: Plan) -> tuple[Executor, str]:
