@@ -20,7 +20,7 @@ from mdf.run import run_recipe
 
 from .ray_helpers import DATA, assert_same_outputs, many_rows_parquet, text_recipe
 
-pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing's: one Ray for the session's runs
+pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing's: one Ray for the module's runs
 
 
 def run_both(tmp_path, reader, executor_extra=None, **kw):

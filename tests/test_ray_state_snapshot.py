@@ -17,7 +17,7 @@ import pytest
 from mdf.executor.ray.buckets import ray_key_state
 
 pytest.importorskip("ray")
-pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing's: one Ray for the session's runs
+pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing's: one Ray for the module's runs
 
 
 def u64(*values: int) -> np.ndarray:

@@ -124,18 +124,17 @@ def run_recipe(tmp_path: Path) -> Callable[..., tuple[pa.Table | None, pa.Table 
     return run
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    """One local Ray for the test session's in-process Ray runs (``pytestmark = pytest.mark.usefixtures(
-    "local_ray")`` in each module that has them), started by the first module that asks and stopped at the end.
+    """One local Ray for the module's in-process Ray runs (``pytestmark = pytest.mark.usefixtures("local_ray")``).
 
     A Ray executor that finds Ray running joins it and leaves it up, so each run costs its actors, not a Ray
-    start and stop: ~7 s a run on a 2-core machine (minhash verify test: 15 s -> 8 s a run). Once per session,
-    not per module: ``all`` has 16 such modules, and a start with its first task took 27-30 s on this machine
-    under the team's load (`/tmp/house_raystart.py`-style probe: ``ray.init`` then one task). Every pass tears its
-    actors down and waits for their CPUs (``Pipeline.teardown``), so a module finds the 2 CPUs free. Tests of how
-    a run starts its own Ray run ``mdf`` in a subprocess instead. Without Ray installed this does nothing: the
-    tests that need it say so themselves.
+    start and stop: ~7 s a run on a 2-core machine (minhash verify test: 15 s -> 8 s a run). Tests of how a run
+    starts its own Ray run ``mdf`` in a subprocess instead. Without Ray installed this does nothing: the tests
+    that need it say so themselves. One per module, not per session: with one Ray for the session (16 modules in
+    ``all``), the whole-shard tests after test_ray_executor.py failed with "6 actor(s) did not start within
+    60.0s" on this machine at load 23; whether a module's leftovers or the load did it was not settled, so each
+    module keeps a fresh Ray's 2 free CPUs.
 
     Ray gets 2 logical CPUs whatever the machine has: the tests' replica and placement figures (``test_unfused_
     stages_get_their_own_actors``: one replica each, "then none left") are written for 2, and on a 16-core CI
