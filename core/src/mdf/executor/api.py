@@ -35,7 +35,7 @@ class ExecutorParams(Params):
 class Executor(Component):
     """Runs a planned recipe. Subclasses set ``name`` and ``Params`` and implement :meth:`run`.
 
-    The executor is constructed in the driver with the :class:`~mdf.executor.base.Plan` (recipe checked, input
+    The executor is constructed in the driver with the :class:`~mdf.plan.Plan` (recipe checked, input
     listed) and its validated parameters; :meth:`run` returns the run's metrics (``metrics.json``), with
     its own figures in an instance of :attr:`Metrics`.
     """
