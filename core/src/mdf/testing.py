@@ -131,10 +131,10 @@ def local_ray() -> Iterator[None]:
     A Ray executor that finds Ray running joins it and leaves it up, so each run costs its actors, not a Ray
     start and stop: ~7 s a run on a 2-core machine (minhash verify test: 15 s -> 8 s a run). Tests of how a run
     starts its own Ray run ``mdf`` in a subprocess instead. Without Ray installed this does nothing: the tests
-    that need it say so themselves. One per module, not per session: with one Ray for the session (16 modules in
-    ``all``), the whole-shard tests after test_ray_executor.py failed with "6 actor(s) did not start within
-    60.0s" on this machine at load 23; whether a module's leftovers or the load did it was not settled, so each
-    module keeps a fresh Ray's 2 free CPUs.
+    that need it say so themselves. Still one per module: one per session (16 modules in ``all``; a start with
+    its first task took 27-30 s here at load 14) was tried, and the whole-shard tests after test_ray_executor.py
+    failed with "6 actor(s) did not start within 60.0s" at load 23, but so did one of them with one Ray per module
+    at load 26: the load, most likely; one per session waits for a run on a quiet machine.
 
     Ray gets 2 logical CPUs whatever the machine has: the tests' replica and placement figures (``test_unfused_
     stages_get_their_own_actors``: one replica each, "then none left") are written for 2, and on a 16-core CI
