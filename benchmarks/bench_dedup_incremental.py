@@ -5,7 +5,7 @@ halves A and B, 2 zstd Parquet files each, under a temporary folder. For ``exact
 ``minhash_dedup`` (threshold 0.6): run A with ``index_mode: update`` once, then, round-robin, best of
 ``--repeat``: B alone (no index) and B with ``index_mode: read`` (and ``update``; for ``exact_dedup`` also read
 against ``index_kind: bloom`` filters of A, false_positive_rate 0.001). Runs are in process
-(``mdf.executor.run_recipe``, inline, default workers), timed by their own wall clock, so Python start-up is
+(``mdf.run.run_recipe``, inline, default workers), timed by their own wall clock, so Python start-up is
 not counted on either side. Printed: the ratio B-with-index / B-alone (the issue's target: <= 1.2 on 1 M-row
 halves), the index's bytes per key on disk (target <= 16 for exact keys), the rows each run kept, and the time
 of ``mdf index info``. With ``--s3``, A is also indexed under ``s3://`` on a SeaweedFS started on loopback (the
@@ -28,8 +28,8 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from mdf.demo_data import dedup_table
-from mdf.executor import run_recipe
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 
 
 def write_half(folder: Path, table: Any) -> str:

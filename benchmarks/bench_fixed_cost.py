@@ -45,7 +45,7 @@ def read(self, *a, **k):
         marks.setdefault("first_batch_s", time.time() - T0)
         yield b
 mp.ParquetReader.read = read
-import mdf.executor.select as sel
+import mdf.run as sel
 _write = sel.write_report
 def write_report(out):
     t = time.perf_counter()

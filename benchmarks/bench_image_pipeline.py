@@ -7,7 +7,7 @@ of 150 to 1411 pixels a side, their near-duplicate copies and tiles; 20 to 400 K
 file generated once under ``benchmarks/.data/``. Both pipelines read that file, compute the same columns, apply
 the same thresholds and write the kept rows as zstd Parquet, in this process, best of ``--repeat`` runs:
 
-* **mdf** - ``examples/image.yaml``'s stage run with ``mdf.executor.run_recipe`` on the inline executor (one
+* **mdf** - ``examples/image.yaml``'s stage run with ``mdf.run.run_recipe`` on the inline executor (one
   process; the kernels use ``MDF_NUM_THREADS`` threads, default all cores). Also run in a child process with
   ``MDF_NUM_THREADS=1`` for the single-thread figure.
 * **Python** - what users write without mdf: per row ``PIL.Image.open`` for format/size/mode/EXIF orientation,
@@ -56,8 +56,8 @@ def make_input(n: int) -> Path:
 
 
 def run_mdf(path: Path, out: str) -> tuple[float, int, dict[str, float]]:
-    from mdf.executor import run_recipe
     from mdf.resolve import parse_recipe
+    from mdf.run import run_recipe
 
     recipe = {
         "reader": {"type": "laion_parquet", "paths": [str(path)], "id_column": "id"},

@@ -12,7 +12,7 @@ number of distinct keys (asserted), so a fast wrong answer cannot pass.
 
 * **in process** - ``KeyState.local(1)`` and ``KeyState.local(4)``: the inline executor's state, no Ray (the
   reference: the cost of the key set itself).
-* **Ray, 4 buckets, 1 caller** - ``KeyState.on_ray(4, ...)`` called from the driver, batch after batch.
+* **Ray, 4 buckets, 1 caller** - ``ray_key_state(4, ...)`` called from the driver, batch after batch.
 * **Ray, 4 buckets, 2 callers** - two Ray actors (``num_cpus=0``) each claiming half of the batches at once
   through the same ``KeyState`` (as two stage replicas do), timed from both starting to both done.
 
@@ -34,6 +34,7 @@ import time
 
 import numpy as np
 
+from mdf.executor.ray.buckets import ray_key_state
 from mdf.state import KeyState
 
 TARGET = 1_000_000  # keys/s, Ray with 4 buckets
@@ -126,7 +127,7 @@ def main() -> None:
 
         def on_ray():
             runs[0] += 1
-            state = KeyState.on_ray(args.buckets, f"bench-ks-{runs[0]}")  # actor start-up not timed
+            state = ray_key_state(args.buckets, f"bench-ks-{runs[0]}")  # actor start-up not timed
             try:
                 state.claim(NAMESPACE + "-warm", batches[0][:10], "w", np.arange(10, dtype=np.uint64))
                 t0 = time.perf_counter()
@@ -139,7 +140,7 @@ def main() -> None:
 
         def two_callers():
             runs[0] += 1
-            state = KeyState.on_ray(args.buckets, f"bench-ks-{runs[0]}")
+            state = ray_key_state(args.buckets, f"bench-ks-{runs[0]}")
             caller = ray.remote(num_cpus=0)(Caller)
             half = len(batches) // 2
             callers = [caller.remote(state, batches[:half], 0), caller.remote(state, batches[half:], half)]

@@ -234,7 +234,7 @@ class NetnsCluster:
 
     def kill_node(self, name: str) -> int:
         """SIGKILL every process of node ``name`` at once (a machine lost); returns how many there were."""
-        pids = self._node(name).pids()
+        pids = self.node(name).pids()
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -242,9 +242,9 @@ class NetnsCluster:
 
     def cut_link(self, name: str) -> None:
         """The node's network link goes down: its processes live on, unreachable."""
-        _ip("link", "set", "eth0", "down", ns=self._node(name).ns)
+        _ip("link", "set", "eth0", "down", ns=self.node(name).ns)
 
-    def _node(self, name: str) -> Node:
+    def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
 
     def s3_tool(self, *args: str) -> None:

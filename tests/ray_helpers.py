@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -61,3 +63,28 @@ def assert_same_outputs(a: Path, b: Path) -> None:
     assert list(pa_) == list(pb)
     for name in pa_:
         assert pa_[name].equals(pb[name]), name
+
+
+def kill_when_named(
+    suffix: str, killed: list[float], restart: bool = True, after: Path | None = None
+) -> threading.Thread:
+    """Kill the actor (a replica, a key-state bucket) whose name ends in ``suffix`` 1 s after it is named, or,
+    with ``after`` (a run's output folder), once a shard's part is committed there: the run is then mid-way
+    whatever the machine's speed. The kill's time goes into ``killed``."""
+    import ray
+
+    def killer() -> None:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            names = [a for a in ray.util.list_named_actors(all_namespaces=False) if a.endswith(suffix)]
+            if names and (after is None or any(after.glob("*.parquet"))):
+                if after is None:
+                    time.sleep(1.0)  # mid-shard: some batches written, the shard not committed
+                ray.kill(ray.get_actor(names[0]), no_restart=not restart)
+                killed.append(time.time())
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    return thread

@@ -25,8 +25,10 @@ import random
 import shutil
 import socket
 import socketserver
+import ssl
 import struct
 import subprocess
+import sys
 import sysconfig
 import threading
 import time
@@ -193,6 +195,11 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         finally:
             self._slots.release()
 
+    def handle_error(self, request, client_address):
+        """Quiet for a client that drops the connection or refuses the TLS handshake (a test's untrusted CA)."""
+        if not isinstance(sys.exc_info()[1], (ssl.SSLError, ConnectionError)):
+            super().handle_error(request, client_address)
+
 
 class _Running:
     """Start/stop of a :class:`_Server` on a background thread."""
@@ -264,8 +271,9 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         finally:
             conn.close()
         self.send_response_only(resp.status, resp.reason)
-        proxy.count(fault, len(data))
         head = self.command == "HEAD"  # a HEAD's Content-Length is the object's size: passed through as is
+        fault = proxy.settle(fault, resettable=not head and len(data) > 1)
+        proxy.count(fault, len(data))
         for k, v in resp.getheaders():
             if k.lower() not in ("transfer-encoding", "connection") and (head or k.lower() != "content-length"):
                 self.send_header(k, v)
@@ -274,7 +282,7 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if head:
             return
-        if fault == "reset" and len(data) > 1:
+        if fault == "reset":
             self.wfile.write(data[: len(data) // 2])
             self.wfile.flush()
             # SO_LINGER 0: close() sends RST, what a client sees when a load balancer drops the connection
@@ -290,8 +298,9 @@ class FaultProxy(_Running):
     """HTTP proxy on loopback in front of ``upstream``: a seeded share of requests get a fault.
 
     :param slowdown: share of requests answered ``503 SlowDown`` without reaching the server.
-    :param reset: share whose response is cut halfway through its body by a TCP reset (a response without a
-        body, or a HEAD, is passed through: there is nothing to cut).
+    :param reset: share whose response is cut halfway through its body by a TCP reset. A response without a
+        body, or a HEAD, has nothing to cut: its reset goes to the next response that has one, so ``counts
+        ["reset"]`` is the resets that happened, at the share asked of the traffic.
     :param slow: share delayed by ``slow_s`` seconds before forwarding.
     """
 
@@ -305,6 +314,7 @@ class FaultProxy(_Running):
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self.counts: dict[str, int] = {"ok": 0, "slowdown": 0, "reset": 0, "slow": 0}
+        self.owed = 0  # resets drawn for responses that had nothing to cut, applied to the next that has
         self.bytes_out = 0  # response body bytes sent to clients (a ranged read fetches less than the object)
         self.max_body = 0  # the largest response body: what one request held in flight
         self.server = _Server(_ProxyHandler, owner=self)
@@ -320,6 +330,17 @@ class FaultProxy(_Running):
         if x < self.slowdown + self.reset + self.slow:
             return "slow"
         return "ok"
+
+    def settle(self, fault: str, resettable: bool) -> str:
+        """The fault a response gets: a reset drawn for one with nothing to cut waits for the next that has."""
+        with self._lock:
+            if fault == "reset" and not resettable:
+                self.owed += 1
+                return "ok"
+            if resettable and fault != "reset" and self.owed:
+                self.owed -= 1
+                return "reset"
+            return fault
 
     def count(self, fault: str, body: int = 0) -> None:
         with self._lock:
@@ -384,14 +405,23 @@ class _RangeHandler(http.server.BaseHTTPRequestHandler):
 
 
 class RangeServer(_Running):
-    """Plain-HTTP file server on loopback with single-range ``Range`` requests and ``HEAD`` (sizes).
+    """File server on loopback with single-range ``Range`` requests and ``HEAD`` (sizes): plain HTTP, or HTTPS
+    with ``tls`` (a server-side :class:`ssl.SSLContext` holding the certificate, e.g. one a test CA issued).
 
     :param files: URL path (without the leading ``/``) -> file on disk, read in place.
     """
 
-    def __init__(self, files: dict[str, Path]) -> None:
+    def __init__(self, files: dict[str, Path], tls: ssl.SSLContext | None = None) -> None:
         self.server = _Server(_RangeHandler, files=dict(files))
+        self.scheme = "http"
+        if tls is not None:  # each accepted connection does its handshake in its handler thread
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True, do_handshake_on_connect=False)
+            self.scheme = "https"
         self._serve()
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}"
 
 
 def fetch(url: str) -> bytes:

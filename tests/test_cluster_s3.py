@@ -4,7 +4,7 @@
 Nothing is shared but what a real cluster shares: the worker hosts reach the bucket over the bridge (the
 standard AWS variables in every node's environment name ``http://10.77.0.1:PORT``), and every node writes its
 working folders under a temp folder of its own (``MDF_CACHE_DIR``). The writer actors upload their parts to the
-run's staging prefix themselves (:mod:`mdf.storage.parts`); the driver on the head publishes. What the run
+run's staging prefix themselves (:mod:`mdf.executor.ray.parts`); the driver on the head publishes. What the run
 published must equal, part for part, an inline run of the same recipe on the same S3 data.
 
 The test process has no interface on the bridge: it reads and writes the bucket through ``tests.s3_tool`` run

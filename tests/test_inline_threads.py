@@ -17,8 +17,8 @@ import pytest
 
 from mdf.demo_data import dedup_table
 from mdf.errors import OperatorError
-from mdf.executor import run_recipe
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 
 pytest.importorskip("mdf_dedup")
 pytest.importorskip("mdf_kernels")

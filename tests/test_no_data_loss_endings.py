@@ -25,7 +25,7 @@ pytest.importorskip("mdf_text")
 
 def test_item11_a_failed_run_ends_failed_with_its_reason(tmp_path, capsys, monkeypatch):
     """run.json stayed "running" after every failed run (fails on f53e219: seen)."""
-    import mdf.executor.select as select
+    import mdf.run as select
 
     def broken(plan):
         raise KeyError("no_such_key")
@@ -75,8 +75,8 @@ def test_item11_sigterm_ends_the_run_failed_and_resume_finishes_it(tmp_path, exe
 
 SIGTERM_IN_RAY_WAIT = """
 import sys, time, ray
-from mdf.executor.placement import connect
-from mdf.executor.ray_params import RayParams
+from mdf.executor.ray.session import connect
+from mdf.executor.ray.params import RayParams
 from mdf.terminate import as_terminated, handling_sigterm
 
 @ray.remote

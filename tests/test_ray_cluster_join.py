@@ -157,8 +157,8 @@ def test_joining_a_cluster_started_with_ray_start(cluster, inline_output, tmp_pa
 WORKER_ENV_CHILD = r"""
 import json, os, sys
 os.environ.update(OPENBLAS_NUM_THREADS="3", MIMALLOC_ARENA_EAGER_COMMIT="0", MIMALLOC_PURGE_DECOMMITS="0")  # as `mdf`
-from mdf.executor.placement import WORKER_ENV, connect
-from mdf.executor.ray_params import RayParams
+from mdf.executor.ray.session import WORKER_ENV, connect
+from mdf.executor.ray.params import RayParams
 session = connect(RayParams(address=sys.argv[1]))
 import ray
 @ray.remote(num_cpus=0)

@@ -15,7 +15,7 @@ def test_an_actor_lost_under_a_task_is_one_line_naming_it_not_an_internal_error(
     ``function_name``. (Fails on the code before: local_error raised AttributeError: 'ActorUnavailableError'
     object has no attribute 'function_name', and the user saw 'unexpected AttributeError ... please report it':
     seen, in the cluster test and here.)"""
-    from mdf.executor.failures import local_error
+    from mdf.executor.ray.errors import local_error
 
     lost = rex.ActorUnavailableError("The actor is temporarily unavailable: RpcError: connection refused", None)
     exc = rex.RayTaskError("StageWorker.process", "remote traceback", lost).as_instanceof_cause()
@@ -33,7 +33,7 @@ def test_a_ray_version_mismatch_is_one_line_with_both_versions_and_the_node() ->
     import sys
 
     utils = pytest.importorskip("ray._private.utils")
-    from mdf.executor.placement import join_error
+    from mdf.executor.ray.session import join_error
 
     python = ".".join(map(str, sys.version_info[:3]))
     with pytest.raises(RuntimeError) as raised:

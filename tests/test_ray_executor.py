@@ -12,11 +12,11 @@ import pytest
 import ray
 
 from mdf.errors import MdfError
-from mdf.executor import run_recipe
 from mdf.executor.inline_metrics import InlineMetrics
-from mdf.executor.ray_metrics import RayMetrics
+from mdf.executor.ray.metrics import RayMetrics
 from mdf.metrics import RunMetrics
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 
 from .ray_helpers import DATA, assert_same_outputs, many_rows_parquet, text_recipe
 

@@ -2,14 +2,14 @@
 
 * **Stop.** ``ray.shutdown()`` stops a local Ray's processes one at a time, each given a second to exit on
   SIGTERM. The autoscaler's monitor never exits in that second: it was 1.0 s of a 1.33 s shutdown on every run
-  with a local Ray (Ray 2.60, this machine). :func:`mdf.executor.placement.stop_local_ray` kills it first. The
+  with a local Ray (Ray 2.60, this machine). :func:`mdf.executor.ray.session.stop_local_ray` kills it first. The
   test checks the mechanism, not a time: the monitor is gone when Ray's own shutdown starts, and no process of
   that Ray outlives the close. Seen red: with the kill taken out of ``stop_local_ray``,
   ``monitor_alive_at_shutdown`` was true. (A plain ``ray.shutdown()`` took 1.3 s here, the close with the kill
   0.1-0.3 s.)
 * **Start.** The raylet's first connection to its object store races the store's thread and, when it loses,
   waits Ray's retry interval of a second (5 of 17 starts here). mdf's local Ray retries every 0.1 s
-  (:data:`mdf.executor.placement.FAST_CONNECT`, the same 10 s budget). The test reads the raylet's environment:
+  (:data:`mdf.executor.ray.session.FAST_CONNECT`, the same 10 s budget). The test reads the raylet's environment:
   Ray's settings reach its processes only that way. Seen red with the settings left out of ``_ray_environment``:
   the raylet had neither variable.
 
@@ -29,8 +29,8 @@ pytest.importorskip("ray")
 
 CHILD = r"""
 import json, time
-from mdf.executor.placement import connect
-from mdf.executor.ray_params import RayParams
+from mdf.executor.ray.session import connect
+from mdf.executor.ray.params import RayParams
 
 session = connect(RayParams())  # imports Ray after setting Ray's environment, as a run does
 import ray
@@ -70,6 +70,6 @@ def test_a_local_ray_stops_without_waiting_on_its_monitor(seen):
 
 
 def test_a_local_ray_retries_its_connections_every_tenth_of_a_second(seen):
-    from mdf.executor.placement import FAST_CONNECT
+    from mdf.executor.ray.session import FAST_CONNECT
 
     assert seen["raylet_env"] == FAST_CONNECT, seen["raylet_env"]

@@ -5,7 +5,7 @@ calls once (0.11-0.18 CPU-s over a steady 0.05-0.08 s batch in the namespace clu
 per-row cost it inflated the projection from a short run, and a run with two replicas paid it twice: one of the
 reasons the two-host run spent more CPU than projected (``tests/test_cluster_projection.py``).
 
-Seen red: with :func:`mdf.executor.actors.warm_up_cpu_s` not scaling the steady cost by the first batch's rows
+Seen red: with :func:`mdf.executor.ray.actors.warm_up_cpu_s` not scaling the steady cost by the first batch's rows
 (``first_cpu - steady``), the estimate test fails; with :meth:`RayMetrics.stage_costs` returning the whole CPU,
 the projection test fails.
 """
@@ -16,11 +16,11 @@ import json
 
 import pytest
 
-from mdf.executor import run_recipe
-from mdf.executor.actors import warm_up_cpu_s
+from mdf.executor.ray.actors import warm_up_cpu_s
 from mdf.metrics import RunMetrics
 from mdf.projection import Measured
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 
 from .ray_helpers import many_rows_parquet, text_recipe
 

@@ -1,4 +1,4 @@
-"""The Ray executor's whole-shard mode (``whole_shards``, :mod:`mdf.executor.ray_shards`) on a real local Ray.
+"""The Ray executor's whole-shard mode (``whole_shards``, :mod:`mdf.executor.ray.shards`) on a real local Ray.
 
 When every stage runs in one actor, each replica reads, processes and writes whole shards; the driver only hands
 out shards and counts. Checked here: when the mode is chosen, that its output is the inline run's, that a replica
@@ -10,19 +10,17 @@ stops the run before its shard is written.
 from __future__ import annotations
 
 import gzip
-import threading
 import time
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 import ray
 
 from mdf.errors import MdfError
-from mdf.executor import run_recipe
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 
-from .ray_helpers import DATA, assert_same_outputs, many_rows_parquet, text_recipe
+from .ray_helpers import DATA, assert_same_outputs, kill_when_named, many_rows_parquet, text_recipe
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing's: one Ray for the module's runs
 
@@ -79,29 +77,6 @@ def test_fewer_shards_than_replicas_keep_chains(tmp_path):
     assert not stats.whole_shards and stats.stage_stats[0].replicas == 2 and m.balanced
 
 
-def _kill_when_named(
-    suffix: str, killed: list[float], restart: bool = True, after: Path | None = None
-) -> threading.Thread:
-    """Kill the replica whose name ends in ``suffix`` 1 s after it is named, or, with ``after`` (a run's output
-    folder), once a shard's part is committed there: the run is then mid-way whatever the machine's speed."""
-
-    def killer() -> None:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            names = [a for a in ray.util.list_named_actors(all_namespaces=False) if a.endswith(suffix)]
-            if names and (after is None or any(after.glob("*.parquet"))):
-                if after is None:
-                    time.sleep(1.0)  # mid-shard: some batches written, the shard not committed
-                ray.kill(ray.get_actor(names[0]), no_restart=not restart)
-                killed.append(time.time())
-                return
-            time.sleep(0.05)
-
-    thread = threading.Thread(target=killer, daemon=True)
-    thread.start()
-    return thread
-
-
 def test_a_replica_killed_mid_shard_reruns_the_shard_and_the_dedup_keeps_the_same_rows(tmp_path):
     """A whole-shard replica killed 1 s into its first shard: Ray restarts it and retries the call, the shard
     runs again from its start into a fresh part, and the streaming exact dedup answers the re-run's claims as it
@@ -112,7 +87,7 @@ def test_a_replica_killed_mid_shard_reruns_the_shard_and_the_dedup_keeps_the_sam
     ops = [{"delay_refiner": {"seconds_per_batch": 0.1}}, {"exact_dedup": {"column": "text"}}]
     clean = _run(tmp_path / "clean", reader, {"type": "inline", "batch_rows": 100}, extra_ops=ops)
     killed: list[float] = []
-    thread = _kill_when_named("clean+length-0", killed)
+    thread = kill_when_named("clean+length-0", killed)
     m = _run(tmp_path / "ray", reader, {"type": "ray", "batch_rows": 100}, extra_ops=ops)
     finished = time.time()
     thread.join()
@@ -136,7 +111,7 @@ def test_a_replica_lost_for_good_gives_its_shard_to_another_and_the_run_complete
     ops = [{"delay_refiner": {"seconds_per_batch": 0.1}}, {"exact_dedup": {"column": "text"}}]
     clean = _run(tmp_path / "clean", reader, {"type": "inline", "batch_rows": 100}, extra_ops=ops)
     killed: list[float] = []
-    thread = _kill_when_named("clean+length-1", killed, restart=False, after=tmp_path / "ray" / "out")
+    thread = kill_when_named("clean+length-1", killed, restart=False, after=tmp_path / "ray" / "out")
     m = _run(tmp_path / "ray", reader, {"type": "ray", "batch_rows": 100}, extra_ops=ops, replicas=2)
     thread.join()
     assert killed, "the replica was not killed"
@@ -153,16 +128,16 @@ def test_a_replica_that_dies_after_its_last_shard_does_not_fail_a_complete_run(t
     """A replica that dies once every shard is counted (its node lost as the run ends) takes only its busy time
     with it; the run, whose rows are all committed, succeeds. Seen red (this session's CI) before
     ``alive_stats``: the stats call on the dead replica failed the run with an ActorDiedError."""
-    from mdf.executor.ray import RayExecutor
+    from mdf.executor.ray import book
 
-    gather = RayExecutor._stage_stats
+    gather = book.collect
 
-    def kill_then_gather(self, pipe, wall_s):
+    def kill_then_gather(pipe, *args):
         ray.kill(pipe.stages[0][-1], no_restart=True)
         time.sleep(1.0)  # the kill is asynchronous: let the process go
-        return gather(self, pipe, wall_s)
+        return gather(pipe, *args)
 
-    monkeypatch.setattr(RayExecutor, "_stage_stats", kill_then_gather)
+    monkeypatch.setattr(book, "collect", kill_then_gather)
     reader = {"type": "parquet", "paths": [many_rows_parquet(tmp_path / "in", files=2, rows=500)]}
     m = _run(tmp_path / "ray", reader, {"type": "ray", "batch_rows": 100}, replicas=2)
     assert m.balanced and m.rows_read == 1000

@@ -43,7 +43,7 @@ def test_overwrite_starts_a_fresh_log_beside_the_new_data(tmp_path, capsys):
 
 def test_an_unexpected_error_is_one_line_naming_the_log(tmp_path, capsys, monkeypatch):
     """A bug (here a KeyError raised where the executor is built) must not print a traceback."""
-    import mdf.executor.select as select
+    import mdf.run as select
 
     def broken(plan):
         warnings.warn("a library's warning during the run", UserWarning, stacklevel=1)

@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from mdf import REASON, Shard
-from mdf.executor import run_recipe
 from mdf.executor.batches import shard_batches
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda"]
 TEXTS = [f"{WORDS[i // 3 % 11]} {i // 3} page " * 80 for i in range(160)]  # ~1 KB each: a 64 KiB block holds ~60

@@ -1,7 +1,7 @@
 """``executor: ray`` with ``s3://`` input and output against a real SeaweedFS, on a local Ray started by the run.
 
 The writer actors write their parts in a folder of their own node and upload a shard's parts to the run's
-staging prefix before the commit returns (:mod:`mdf.storage.parts`); the driver mirrors ``_mdf/`` and publishes.
+staging prefix before the commit returns (:mod:`mdf.executor.ray.parts`); the driver mirrors ``_mdf/`` and publishes.
 Checked against the inline run of the same recipe on the same S3 data: the same part files, row for row (exact
 dedup included, its key state in a bucket actor), ``_SUCCESS`` listing exactly them; and kill -9 of the whole
 run mid-way, its working folders deleted (another machine resumes), then ``--resume``: exactly the clean rows.
@@ -172,8 +172,8 @@ def test_ray_killed_mid_run_then_resume_gives_exactly_the_clean_rows(
 def test_a_node_that_cannot_reach_s3_is_named_in_the_one_line(tmp_path: Path, monkeypatch) -> None:
     """A writer's upload that fails for good says which node it ran on (issue 30: "a node that cannot reach S3:
     one line naming the node"). Fails without the node in the message (seen: only the URL and the error)."""
+    from mdf.executor.ray.parts import PartTarget, PartUploads, node_address
     from mdf.storage import S3Settings, Storage, StorageError, StorageSettings
-    from mdf.storage.parts import PartTarget, PartUploads, node_address
 
     monkeypatch.setenv("MDF_CACHE_DIR", str(tmp_path / "cache"))
     unreachable = S3Settings(endpoint_url="http://127.0.0.1:9", max_attempts=1, connect_timeout_s=1)
@@ -196,11 +196,11 @@ def test_a_node_that_cannot_read_s3_is_named_in_the_one_line(tmp_path: Path, mon
     """In whole-shard mode the worker hosts read the input themselves, so a read that fails for good says which
     node it ran on too, as an upload does. The replica class runs here in this process, Ray's actor wrapper
     aside. Seen red without the wrapping of the replica's reader (``_NodeReader``): only the URL and the error."""
-    from mdf.executor.actors import ShardActor
+    from mdf.executor.ray.actors import ShardActor
+    from mdf.executor.ray.parts import node_address
     from mdf.io.base import Shard
     from mdf.recipe import ComponentSpec, StageSpec
     from mdf.storage import S3Settings, StorageError, StorageSettings, configure
-    from mdf.storage.parts import node_address
 
     monkeypatch.setenv("MDF_CACHE_DIR", str(tmp_path / "cache"))
     unreachable = StorageSettings(s3=S3Settings(endpoint_url="http://127.0.0.1:9", max_attempts=1, connect_timeout_s=1))

@@ -1,7 +1,7 @@
 """Where ``exact_dedup``'s time goes in an inline ``mdf run`` (part of ``bench_dedup_exact.py``, run by it as a
 subprocess with mdf's python).
 
-In one process, the recipe is run through ``mdf.executor.run_recipe`` with timers wrapped around the methods
+In one process, the recipe is run through ``mdf.run.run_recipe`` with timers wrapped around the methods
 that do the work (wrappers are class attributes set before the run; nothing in mdf is edited):
 
 * read   - each ``next()`` of ``ParquetReader.read`` (Parquet decode; mdf runs it one batch ahead in a thread)
@@ -75,8 +75,8 @@ def instrument() -> None:
 
 
 def run(files: list[str], out: str, op: str | dict) -> dict:
-    from mdf.executor import run_recipe
     from mdf.resolve import parse_recipe
+    from mdf.run import run_recipe
 
     recipe = {
         "reader": {"type": "parquet", "paths": files},

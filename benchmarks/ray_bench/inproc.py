@@ -15,9 +15,9 @@ def run_ray_recipe(data: dict[str, Any], profiler: cProfile.Profile | None = Non
     so ``steady_s = wall_s - startup_s`` runs from the first chain submitted to the last shard committed.
     ``driver_cpu_s`` is this process's CPU time over the whole ``run()`` (all its threads, start-up included).
     """
-    from mdf.executor.base import prepare
-    from mdf.executor.ray import RayExecutor
+    from mdf.executor.ray.executor import RayExecutor
     from mdf.resolve import parse_recipe
+    from mdf.run import prepare
 
     recipe = parse_recipe(data)
     ex = RayExecutor(prepare(recipe), **recipe.executor.params)

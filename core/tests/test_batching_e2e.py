@@ -17,9 +17,9 @@ from mdf.batching.rules import GB, MB
 from mdf.cli import cli
 from mdf.demo_data import DemoSpec, write_dataset, write_image_dataset
 from mdf.errors import RecipeError
-from mdf.executor import prepare
 from mdf.plugins import load_plugins
 from mdf.resolve import build_component, parse_recipe
+from mdf.run import prepare
 
 ROWS = 400
 

@@ -9,10 +9,10 @@ import json
 
 from pydantic import model_validator
 
-from mdf.executor import run_recipe
 from mdf.executor.inline import InlineExecutor, InlineParams
 from mdf.plugins import load_plugins
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 from mdf.testing import register_plugin
 
 CHECKS: list[str] = []

@@ -25,12 +25,12 @@ from mdf import (
 )
 from mdf.batching import declared_modality, operator_costs
 from mdf.cli import cli
-from mdf.executor import run_recipe
 from mdf.executor.inline import InlineExecutor, InlineParams
 from mdf.executor.inline_metrics import InlineMetrics
 from mdf.io.parquet import ParquetReader
 from mdf.plugins import load_plugins
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 from mdf.testing import register_plugin
 
 

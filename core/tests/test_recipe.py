@@ -7,11 +7,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from mdf.errors import RecipeError
-from mdf.executor import prepare
 from mdf.overrides import apply_overrides
 from mdf.plugins import load_plugins
 from mdf.recipe import ExecutorSpec
 from mdf.resolve import choose_executor, load_recipe, parse_recipe
+from mdf.run import prepare
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ def mdf_register_writers(registry: Registry) -> None:
 @hookimpl
 def mdf_register_executors(registry: Registry) -> None:
     registry.add_lazy("inline", "mdf.executor.inline:InlineExecutor")
-    registry.add_lazy("ray", "mdf.executor.ray:RayExecutor")
+    registry.add_lazy("ray", "mdf.executor.ray.executor:RayExecutor")
 
 
 @hookimpl

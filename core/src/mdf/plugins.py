@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import traceback
-from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import entry_points  # the standard library's: the backport costs ~50 ms to import
 from typing import Any
@@ -32,6 +31,7 @@ from mdf.errors import PluginError
 from mdf.executor.api import Executor
 from mdf.io.base import Reader, Writer
 from mdf.operators import Operator
+from mdf.plugin_set import HOOKS, PluginInfo, Plugins
 from mdf.profiles import CostClass, Modality
 from mdf.registry import BUILTIN, Owner, Registry
 from mdf.state.types import StateType
@@ -39,61 +39,6 @@ from mdf.state.types import StateType
 ENTRY_POINT_GROUP = "mdf"
 DISABLE_ENV = "MDF_DISABLE_PLUGINS"
 BUILTIN_ENTRY_POINT = "builtin"
-_HOOKS = {
-    "mdf_register_operators": "operators",
-    "mdf_register_readers": "readers",
-    "mdf_register_writers": "writers",
-    "mdf_register_state_types": "state_types",
-    "mdf_register_executors": "executors",
-    "mdf_register_modalities": "modalities",
-    "mdf_register_cost_classes": "cost_classes",
-    "mdf_register_commands": "commands",
-}
-
-
-@dataclass
-class PluginInfo:
-    """What ``mdf plugins`` prints about one plugin."""
-
-    name: str
-    distribution: str
-    version: str
-    contributed: dict[str, list[str]] = field(default_factory=dict)
-    error: str | None = None
-    disabled: bool = False
-
-
-@dataclass
-class Plugins:
-    """A loaded plugin manager with its registries and a report per plugin."""
-
-    manager: pluggy.PluginManager
-    operators: Registry
-    readers: Registry
-    writers: Registry
-    infos: list[PluginInfo]
-    state_types: Registry = field(default_factory=lambda: Registry("state type", StateType))
-    executors: Registry = field(default_factory=lambda: Registry("executor", Executor))
-    modalities: Registry = field(default_factory=lambda: Registry("modality", Modality))
-    cost_classes: Registry = field(default_factory=lambda: Registry("cost class", CostClass))
-    commands: CommandRegistry = field(default_factory=CommandRegistry)
-
-    def registries(self) -> list[Registry]:
-        return [getattr(self, key) for key in _HOOKS.values()]
-
-    def registry(self, hook: str) -> Registry:
-        """The registry the hook ``hook`` (``mdf_register_*``) fills."""
-        return getattr(self, _HOOKS[hook])  # type: ignore[no-any-return]
-
-    def resolve_all(self) -> None:
-        """Import every class registered by reference; one that fails becomes its plugin's error (the first
-        failure a plugin has is kept). For listing commands, never for a run."""
-        by_name = {i.name: i for i in self.infos}
-        for registry in self.registries():
-            for name, error in registry.resolve_all().items():
-                info = by_name.get(registry.owner(name).plugin)
-                if info is not None and not info.error:
-                    info.error = error
 
 
 def disabled_names() -> frozenset[str]:
@@ -138,7 +83,7 @@ def _load(disabled: frozenset[str]) -> Plugins:
         "cost_classes": Registry("cost class", CostClass),
         "commands": CommandRegistry(),
     }
-    for hook, key in _HOOKS.items():
+    for hook, key in HOOKS.items():
         registry = regs[key]
         for impl in getattr(pm.hook, hook).get_hookimpls():
             info = by_name[impl.plugin_name]

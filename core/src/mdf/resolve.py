@@ -17,7 +17,8 @@ from pydantic import ValidationError
 from mdf.errors import MissingDependencyError, RecipeError
 from mdf.output_paths import check_stores
 from mdf.overrides import apply_overrides, check_integers
-from mdf.plugins import Plugins, load_plugins
+from mdf.plugin_set import Plugins
+from mdf.plugins import load_plugins
 from mdf.recipe import ComponentSpec, ExecutorSpec, OperatorSpec, Recipe
 from mdf.validation import format_validation_error
 

@@ -102,6 +102,10 @@ class ExecutorMetrics(Record):
         """``(what, path)`` of logs the executor kept besides mdf's own, for ``mdf where``."""
         return []
 
+    def cluster_info(self) -> ClusterInfo | None:
+        """The cluster the run ran on beyond the driver's machine (the report's machine line); None if none."""
+        return None
+
 
 @dataclass
 class PassMetrics(Record):

@@ -8,8 +8,8 @@ from typing import Any
 import pyarrow as pa
 from dedup_helpers import recipe, write_corpus
 
-from mdf.executor import run_recipe
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 from mdf.testing import read_output
 
 

@@ -7,8 +7,8 @@ import pyarrow.compute as pc
 import pytest
 from dedup_helpers import exact_corpus, recipe, write_corpus
 
-from mdf.executor import run_recipe
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 from mdf.testing import check_operator_contract, read_output, run_operator
 from mdf_dedup.ops.exact import ExactDedup
 

@@ -9,8 +9,8 @@ from dedup_helpers import recipe, write_corpus
 
 from mdf.demo_data import dedup_table
 from mdf.errors import RecipeError
-from mdf.executor import run_recipe
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 from mdf.testing import check_operator_contract, read_output
 from mdf_dedup.ops.minhash import MinHashDedup
 

@@ -17,8 +17,8 @@ import ray
 import yaml
 from dedup_helpers import exact_corpus, recipe, write_corpus
 
-from mdf.executor import run_recipe
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 from mdf.testing import read_output
 
 pytestmark = pytest.mark.usefixtures("local_ray")  # mdf.testing: one Ray for the in-process Ray runs

@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from mdf import BatchContext, KeyState, OperatorError
-from mdf.executor import run_recipe
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 from mdf.testing import check_operator_contract, read_output, run_operator
 from mdf_image.ops.near_dedup import ImageNearDedup
 from mdf_image.ops.phash import ImagePhashRefiner

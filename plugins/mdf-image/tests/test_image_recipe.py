@@ -13,8 +13,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from mdf.executor import run_recipe
 from mdf.resolve import parse_recipe
+from mdf.run import run_recipe
 from mdf.testing import read_output
 from mdf_image import testdata
 

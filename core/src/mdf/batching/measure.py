@@ -25,7 +25,7 @@ import pyarrow as pa
 from mdf.batching.payload import row_payload_bytes
 from mdf.deduplicator import Deduplicator
 from mdf.operators import BatchContext, Operator
-from mdf.plugins import Plugins
+from mdf.plugin_set import Plugins
 from mdf.recipe import Recipe
 from mdf.resolve import build_operator
 from mdf.state import KeyState

@@ -19,12 +19,13 @@ from mdf.checks import declared as reads_of
 from mdf.cpus import usable_cores
 from mdf.io.base import Reader, Shard
 from mdf.operators import is_declared
-from mdf.plugins import Plugins, load_plugins
+from mdf.plugin_set import Plugins
+from mdf.plugins import load_plugins
 from mdf.profiles import Modality
 from mdf.recipe import Recipe
 
 if TYPE_CHECKING:
-    from mdf.executor.plan import Plan
+    from mdf.plan import Plan
 
 
 def available_memory_bytes() -> int:

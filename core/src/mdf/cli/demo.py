@@ -10,10 +10,10 @@ from rich.console import Console
 from mdf.cli.where import print_where
 from mdf.demo_data import DemoSpec, write_dataset
 from mdf.errors import RecipeError
-from mdf.executor import run_recipe
 from mdf.progress import LiveProgress
 from mdf.report import metrics_table
 from mdf.resolve import load_recipe
+from mdf.run import run_recipe
 from mdf.terminal import safe_metrics
 
 

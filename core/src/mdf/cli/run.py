@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import click
 
 from mdf.errors import Terminated
-from mdf.executor import run_recipe
 from mdf.resolve import load_recipe
+from mdf.run import run_recipe
 from mdf.terminal import safe_metrics, shown
 from mdf.terminate import handling_sigterm
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from mdf.executor import prepare
 from mdf.io.sharding import take_notes
 from mdf.resolve import load_recipe
+from mdf.run import prepare
 
 
 @click.command("validate")

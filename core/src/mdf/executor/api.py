@@ -17,8 +17,8 @@ from mdf.operators import Component, Params
 from mdf.run_stats import ExecutorMetrics
 
 if TYPE_CHECKING:
-    from mdf.executor.plan import Plan
     from mdf.metrics import RunMetrics
+    from mdf.plan import Plan
 
 
 def auto_workers(cores: int, shards: int) -> int:
@@ -35,7 +35,7 @@ class ExecutorParams(Params):
 class Executor(Component):
     """Runs a planned recipe. Subclasses set ``name`` and ``Params`` and implement :meth:`run`.
 
-    The executor is constructed in the driver with the :class:`~mdf.executor.base.Plan` (recipe checked, input
+    The executor is constructed in the driver with the :class:`~mdf.plan.Plan` (recipe checked, input
     listed) and its validated parameters; :meth:`run` returns the run's metrics (``metrics.json``), with
     its own figures in an instance of :attr:`Metrics`.
     """

@@ -1,14 +1,12 @@
-"""What every executor shares: planning (all checks before work), the per-batch operator chain, outputs.
+"""What every executor shares: building a stage's operators, the per-batch operator chain, outputs (planning,
+all checks before work, is :func:`mdf.run.prepare`).
 
-:func:`prepare` does everything that can fail because of the recipe or the input listing (resolving names,
-validating parameters, listing shards, reading Parquet footers) so a bad run fails with exit code 2 before a
-single batch is read. :func:`run_chain` is the one definition of what happens to a batch, used by the inline
+:func:`run_chain` is the one definition of what happens to a batch, used by the inline
 loop and by Ray stage actors alike, which is what makes both executors give the same rows.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -16,29 +14,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from mdf.checks import preflight
 from mdf.deduplicator import Deduplicator
-from mdf.executor.plan import Plan
 from mdf.fusion import fuse_steps
 from mdf.io.base import Writer
 from mdf.operators import BatchContext, Operator
-from mdf.plugins import Plugins, load_plugins
-from mdf.recipe import Recipe, StageSpec
+from mdf.plan import Plan
+from mdf.plugin_set import Plugins
+from mdf.recipe import StageSpec
 from mdf.resolve import build_component, build_operator
-
-
-def prepare(recipe: Recipe, plugins: Plugins | None = None) -> Plan:
-    plugins = plugins or load_plugins()
-    reader = build_component(plugins.readers, recipe.reader, "reader")
-    shards = [dataclasses.replace(s, index=i) for i, s in enumerate(reader.shards())]
-    rows = recipe.executor.batch_rows
-    plan = Plan(recipe, plugins, reader, shards, rows if isinstance(rows, int) else 0)
-    preflight(plan)  # output folders, and the columns operators read against the input's schema
-    if rows == "auto":  # sized from a random sample of the data itself (mdf.batching)
-        from mdf.batching import resolve_auto
-
-        plan.batch_rows, plan.max_in_flight = resolve_auto(plan, recipe)
-    return plan
 
 
 def build_stage(plugins: Plugins, stage: StageSpec, index: int) -> list[Operator]:

@@ -26,9 +26,9 @@ from mdf.executor.api import Executor, ExecutorParams, auto_workers
 from mdf.executor.inline_metrics import InlineMetrics
 from mdf.executor.inline_pass import InlinePass
 from mdf.executor.passes import run_passes
-from mdf.executor.plan import Plan
 from mdf.executor.threads import auto_bytes_in_flight
 from mdf.metrics import RunMetrics
+from mdf.plan import Plan
 from mdf.state import Checkpoint, KeyState
 
 

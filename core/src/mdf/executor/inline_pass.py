@@ -18,11 +18,11 @@ from mdf.executor.base import Outputs
 from mdf.executor.batches import BatchDone, BatchRead, PassCounter
 from mdf.executor.inline_metrics import InlineMetrics
 from mdf.executor.passes import dedup_positions, namespace
-from mdf.executor.plan import Plan
 from mdf.executor.shard import WRITE_QUEUE, ShardRunner, Sink
 from mdf.executor.threads import Aborted, ByteBudget, Turnstile
 from mdf.io.base import Shard
 from mdf.metrics import RunMetrics
+from mdf.plan import Plan
 from mdf.state import Checkpoint, KeyState
 
 

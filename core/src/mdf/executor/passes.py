@@ -19,9 +19,9 @@ from typing import Any
 
 from mdf.cpus import usable_cores
 from mdf.deduplicator import Deduplicator
-from mdf.executor.plan import Plan
 from mdf.metrics import RunMetrics
 from mdf.operators import Operator
+from mdf.plan import Plan
 from mdf.recipe import ComponentSpec, Recipe
 from mdf.run_stats import KeyStateStats, PassMetrics, ResumeInfo
 from mdf.state import Checkpoint, KeyState, auto_buckets

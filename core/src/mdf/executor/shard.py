@@ -34,12 +34,12 @@ from mdf.executor.base import Outputs, build_stage, run_chain
 from mdf.executor.batches import BatchDone, BatchRead, shard_batches
 from mdf.executor.failures import in_stage
 from mdf.executor.passes import attach_state
-from mdf.executor.plan import Plan
 from mdf.executor.threads import ByteBudget, Turnstile, auto_bytes_in_flight, prefetch
 from mdf.io.base import Reader, Shard
 from mdf.metrics import OperatorMetrics
 from mdf.operators import BatchContext, Operator
-from mdf.plugins import Plugins
+from mdf.plan import Plan
+from mdf.plugin_set import Plugins
 from mdf.recipe import StageSpec
 from mdf.state import KeyState
 
@@ -130,6 +130,9 @@ class Sink:
             self.budget.acquire(nbytes)
         except BaseException:
             self.queued.release()
+            cause = self.error or self.budget.cause
+            if cause is not None:  # a writer failed while this waited: its error (a full disk), not "Aborted"
+                raise cause from None
             raise
         self.pool.submit(self._write, kept, rejected, nbytes)
 
@@ -143,7 +146,7 @@ class Sink:
                         self.outputs.rejected.write(r, self.shard)
         except BaseException as exc:
             self.error = exc
-            self.budget.abort()  # stop every reader sharing the budget: the run fails
+            self.budget.abort(exc)  # stop every reader sharing the budget: the run fails
         finally:
             self.busy_s += time.perf_counter() - start
             self.budget.release(nbytes)

@@ -58,6 +58,7 @@ class ByteBudget:
         self.peak = 0
         self._cond = threading.Condition()
         self._aborted = False
+        self.cause: BaseException | None = None
 
     def acquire(self, nbytes: int) -> None:
         with self._cond:
@@ -72,9 +73,11 @@ class ByteBudget:
             self.held -= nbytes
             self._cond.notify_all()
 
-    def abort(self) -> None:
+    def abort(self, cause: BaseException | None = None) -> None:
+        """Wake every waiter with :class:`Aborted`; ``cause``, the first failure, is kept for them to report."""
         with self._cond:
             self._aborted = True
+            self.cause = self.cause or cause
             self._cond.notify_all()
 
 

@@ -17,8 +17,8 @@ from mdf.storage.redact import redact_tree
 from mdf.storage.urls import is_remote
 
 
-def machine() -> Machine:
-    """This machine (the driver's, for Ray runs; the cluster's totals are added when Ray is up)."""
+def machine(cluster: ClusterInfo | None = None) -> Machine:
+    """This machine (the driver's), and the cluster the executor says the run ran on (Ray's totals)."""
     info = Machine(
         host=platform.node(),
         os=f"{platform.system()} {platform.release()}",
@@ -31,25 +31,21 @@ def machine() -> Machine:
             info.memory_gb = round(int(fh.readline().split()[1]) / 2**20, 1)
     except (OSError, ValueError, IndexError):
         pass
-    ray = sys.modules.get("ray")  # a run that never imported Ray is not on one: importing it costs ~1.2 s
-    if ray is not None and ray.is_initialized():
-        res = ray.cluster_resources()
-        info.cluster = ClusterInfo(
-            nodes=len([n for n in ray.nodes() if n.get("Alive")]),
-            cpus=res.get("CPU", 0),
-            gpus=res.get("GPU", 0),
-        )
+    info.cluster = cluster
     return info
 
 
-def run_context(recipe: Recipe, batch_plan: dict[str, Any] | None, batch_rows: int) -> RunContext:
-    """The recipe (after ``--set`` overrides), where rejected rows went, the machine, the batch-size choice."""
+def run_context(
+    recipe: Recipe, batch_plan: dict[str, Any] | None, batch_rows: int, cluster: ClusterInfo | None = None
+) -> RunContext:
+    """The recipe (after ``--set`` overrides), where rejected rows went, the machine (and the cluster the
+    executor ran on), the batch-size choice."""
     rejected = recipe.rejected
     return RunContext(
         recipe=redact_tree(recipe.model_dump(mode="json")),  # input URLs without their credentials
         rejected_path=_where(str(rejected.params["path"])) if rejected and "path" in rejected.params else None,
         rejected_format=rejected.type if rejected else None,
-        machine=machine(),
+        machine=machine(cluster),
         batch_rows=batch_rows,
         batch_plan=batch_plan,
     )

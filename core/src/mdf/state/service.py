@@ -1,13 +1,12 @@
 """The key-state service as deduplicators see it: requests split by bucket, one round trip per batch.
 
-:class:`KeyState` holds the buckets (plain :class:`~mdf.state.bucket.StateBucket` objects inline, Ray actor
-handles on Ray) and routes: ``claim``/``collect`` by ``key % num_buckets``, ``lookup`` by
-``position % num_buckets``, a plugin's :meth:`KeyState.request` by the route it gives. On Ray the per-bucket
-requests of one batch are all submitted before any is awaited, so they run in parallel and a batch costs one
-round trip. The object is small and picklable, so the driver hands the same one to every stage replica. On Ray it
-travels as the buckets' actor names, not their handles: a handle inside an actor's constructor arguments counts
-as an argument in the object store, which Ray warns about (its issue 53727: such an actor cannot be restarted
-once the argument is gone) on every run with ``max_restarts > 0``; a name is looked up again wherever it lands.
+:class:`KeyState` routes: ``claim``/``collect`` by ``key % num_buckets``, ``lookup`` by ``position % num_buckets``,
+a plugin's :meth:`KeyState.request` by the route it gives. It reaches its buckets through a :class:`Buckets`
+transport: :class:`LocalBuckets` holds plain :class:`~mdf.state.bucket.StateBucket` objects in this process (the
+inline executor's); an executor that keeps buckets elsewhere brings its own (Ray's bucket actors:
+:mod:`mdf.executor.ray.buckets`), so this module knows no executor. A transport sends one batch's per-bucket
+requests together (Ray submits them all before awaiting any, so a batch costs one round trip) and must pickle:
+the driver hands the same KeyState to every stage replica.
 
 The driver-side methods (``finalize``, ``snapshot``, ``restore``, ``stats``, ``forget_shards``) are called by
 the executors between passes and when shards complete.
@@ -18,12 +17,13 @@ from __future__ import annotations
 import math
 import os
 import threading
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 
-from mdf.state.bucket import StateBucket, write_atomically
+from mdf.state.bucket import StateBucket
 from mdf.state.cluster import components
 from mdf.state.types import StateType
 
@@ -37,53 +37,78 @@ def auto_buckets(expected_keys: int | None, cluster_cpus: float = 1.0) -> int:
     return max(1, min(math.ceil(expected_keys / KEYS_PER_BUCKET), max(1, int(cluster_cpus))))
 
 
+Call = tuple[int, str, tuple[Any, ...]]
+"""``(bucket, method, arguments)``: one request to one bucket."""
+
+
+class Buckets(Protocol):
+    """How a :class:`KeyState` reaches its buckets (each a :class:`~mdf.state.bucket.StateBucket`, wherever it
+    lives). Picklable: the state travels to every worker."""
+
+    def __len__(self) -> int: ...
+
+    def call(self, calls: Sequence[Call]) -> list[Any]:
+        """Run every request (all in flight at once where the buckets are remote) and return their results."""
+
+    def save(self, paths: list[str], completed: list[str]) -> None:
+        """Snapshot bucket ``i`` into ``paths[i]``, a file of *this* process's machine (the driver's)."""
+
+    def load(self, paths: list[str]) -> None:
+        """Restore bucket ``i`` from ``paths[i]`` (the driver's file)."""
+
+    def close(self) -> None:
+        """Release the buckets (remote ones are stopped)."""
+
+
+class LocalBuckets:
+    """Buckets in this process. Several inline worker threads (and the checkpoint's snapshots) share them, so
+    every batch of requests runs under one lock."""
+
+    def __init__(self, num_buckets: int) -> None:
+        self.items = [StateBucket(i) for i in range(num_buckets)]
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> StateBucket:
+        return self.items[i]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"items": self.items}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.items = state["items"]
+        self._lock = threading.Lock()
+
+    def call(self, calls: Sequence[Call]) -> list[Any]:
+        with self._lock:
+            return [getattr(self.items[i], method)(*args) for i, method, args in calls]
+
+    def save(self, paths: list[str], completed: list[str]) -> None:
+        self.call([(i, "snapshot", (p, completed)) for i, p in enumerate(paths)])
+
+    def load(self, paths: list[str]) -> None:
+        self.call([(i, "restore", (p,)) for i, p in enumerate(paths)])
+
+    def close(self) -> None:
+        pass
+
+
 class KeyState:
-    def __init__(self, buckets: list[Any], remote: bool = False, names: list[str] | None = None) -> None:
+    def __init__(self, buckets: Buckets) -> None:
         self.buckets = buckets
-        self.remote = remote
-        self.names = names  # the bucket actors' names on Ray: what a pickled KeyState carries instead of handles
         self.phases: dict[str, str] = {}  # namespace -> "collect" | "keep" for cluster-mode operators
         self.run: dict[str, Any] = {}  # the run it serves (fingerprint, output), set by the checkpoint
-        # in process, several inline worker threads (and the checkpoint's snapshots) share the buckets
-        self._lock = None if remote else threading.Lock()
 
     @classmethod
     def local(cls, num_buckets: int = 1) -> KeyState:
-        return cls([StateBucket(i) for i in range(num_buckets)])
-
-    @classmethod
-    def on_ray(cls, num_buckets: int, name_prefix: str) -> KeyState:
-        """One actor per bucket. ``max_restarts=0``: a restarted bucket would be empty, so a dead bucket fails
-        the run, which a resume then continues from the last snapshot."""
-        import ray
-
-        actor = ray.remote(StateBucket)
-        opts = {"num_cpus": 0, "max_restarts": 0}
-        handles = [actor.options(name=f"{name_prefix}-bucket-{i}", **opts).remote(i) for i in range(num_buckets)]
-        ray.get([h.__ray_ready__.remote() for h in handles])
-        return cls(handles, remote=True, names=[f"{name_prefix}-bucket-{i}" for i in range(num_buckets)])
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        if self.remote and self.names is not None:
-            state["buckets"] = None  # looked up by name where it is unpickled (see the module docstring)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        if self.buckets is None:
-            import ray
-
-            self.buckets = [ray.get_actor(name) for name in self.names or []]
+        """Buckets in this process (the inline executor's)."""
+        return cls(LocalBuckets(num_buckets))
 
     # -- plumbing --------------------------------------------------------------------------------------------
-    def _call(self, calls: list[tuple[int, str, tuple[Any, ...]]]) -> list[Any]:
-        if self._lock is not None:
-            with self._lock:
-                return [getattr(self.buckets[i], method)(*args) for i, method, args in calls]
-        import ray
-
-        return ray.get([getattr(self.buckets[i], method).remote(*args) for i, method, args in calls])
+    def _call(self, calls: list[Call]) -> list[Any]:
+        return self.buckets.call(calls)
 
     def _broadcast(self, method: str, *args: Any) -> list[Any]:
         return self._call([(i, method, args) for i in range(len(self.buckets))])
@@ -187,30 +212,17 @@ class KeyState:
         self._broadcast("forget_shards", shards)
 
     def snapshot(self, directory: str, generation: int, completed: list[str]) -> list[str]:
-        """One file per bucket in ``directory`` (the driver's). Bucket actors send their bytes, one bucket at a
-        time, and the driver writes them: an actor on another machine writing the driver's path would write
-        its own machine's disk, and the checkpoint (and its S3 mirror) would name files that are not there."""
+        """One file per bucket in ``directory`` (the driver's): remote buckets send their bytes, one bucket at a
+        time, and the driver writes them. A bucket on another machine writing the driver's path would write its
+        own machine's disk, and the checkpoint (and its S3 mirror) would name files that are not there."""
         paths = [os.path.join(directory, f"bucket-{i}.{generation}.pkl") for i in range(len(self.buckets))]
-        if not self.remote:
-            self._call([(i, "snapshot", (p, completed)) for i, p in enumerate(paths)])
-            return paths
-        import ray
-
-        for bucket, path in zip(self.buckets, paths, strict=True):  # one bucket's bytes in memory at a time
-            write_atomically(path, ray.get(bucket.dump.remote(completed)))
+        self.buckets.save(paths, completed)
         return paths
 
     def restore(self, paths: list[str]) -> None:
         if len(paths) != len(self.buckets):
             raise ValueError(f"snapshot has {len(paths)} buckets, this run {len(self.buckets)}")
-        if not self.remote:
-            self._call([(i, "restore", (p,)) for i, p in enumerate(paths)])
-            return
-        import ray
-
-        for bucket, path in zip(self.buckets, paths, strict=True):  # read here: the driver's files
-            with open(path, "rb") as f:
-                ray.get(bucket.load.remote(f.read()))
+        self.buckets.load(paths)
 
     def stats(self) -> dict[str, Any]:
         """Per namespace: keys, bytes, bytes per key, and the largest bucket."""
@@ -227,11 +239,7 @@ class KeyState:
         return merged
 
     def close(self) -> None:
-        if self.remote:
-            import ray
-
-            for h in self.buckets:
-                ray.kill(h, no_restart=True)
+        self.buckets.close()
 
 
 def _take(array: Any, ix: np.ndarray) -> Any:

@@ -14,10 +14,26 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from mdf.storage.output import RemoteOutput
+
+class RemoteOutput(Protocol):
+    """What the mirror and the parts uploaded from Ray's nodes need of an S3 output
+    (:class:`mdf.storage.output.RemoteOutput`, which registers itself here: this module sits below it)."""
+
+    url: str
+    role: str
+    run_id: str
+    storage: Any
+    work: Path
+    failed: BaseException | None
+
+    def manifest_now(self) -> bytes | None: ...
+
+    def sync(self, manifest: bytes | None) -> None: ...
+
+    def add_upload(self, rel: str, upload: dict[str, Any]) -> None: ...
+
 
 _MIRRORS: dict[str, RemoteOutput] = {}  # local working folder -> its S3 output
 _GUARD = threading.Lock()

@@ -15,7 +15,7 @@ uploads' ids, written to the staging prefix (``_mdf/uploads.json``) before the c
 counts on them, so ``--resume`` and a publish cut by SIGKILL find them; a part written again (a redone shard)
 aborts its earlier upload; the publish completes the run's uploads, then aborts every other open upload under
 the output (a killed run's, or a retried ``CreateMultipartUpload`` whose answer was lost), as does a fresh
-claim. Writers on Ray nodes still upload to the staging prefix and are copied (:mod:`mdf.storage.parts`).
+claim. Writers on Ray nodes still upload to the staging prefix and are copied (:mod:`mdf.executor.ray.parts`).
 """
 
 from __future__ import annotations

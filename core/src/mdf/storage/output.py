@@ -21,7 +21,7 @@ place of record:
 
 On Ray the writer actors may run on other machines, which cannot see the driver's working folder: each writes
 its parts in a folder on its own node and uploads a shard's parts to the staging prefix (as objects, copied at
-the publish) before its commit returns (:mod:`mdf.storage.parts`); the driver mirrors only ``_mdf/``, so the
+the publish) before its commit returns (:mod:`mdf.executor.ray.parts`); the driver mirrors only ``_mdf/``, so the
 manifest still comes last.
 
 Why not write part files straight to S3: the writers, ``--resume``, the schema pieces and the report all work on

@@ -24,15 +24,12 @@ from typing import Any
 
 from mdf import OperatorError, __version__
 from mdf.storage import dead_on_this_host
+from mdf_dedup.index.errors import Conflict, IndexBusy
 from mdf_dedup.index.files import IndexFiles
 
 MANIFEST = "manifest.json"
 LOCK = "_lock.json"
 FORMAT = 1
-
-
-class IndexBusy(Exception):
-    """Another run is updating the index; the message names it."""
 
 
 def read_manifest(files: IndexFiles) -> dict[str, Any] | None:
@@ -61,8 +58,6 @@ def write_manifest(files: IndexFiles, manifest: dict[str, Any], tag: str | None 
     if not files.remote:
         files.replace(MANIFEST, data)
         return
-    from mdf_dedup.index.objects import Conflict
-
     try:
         files.replace(MANIFEST, data, tag)
     except Conflict:

@@ -45,7 +45,8 @@ from mdf.storage import (
     join,
     scheme_of,
 )
-from mdf_dedup.index.files import check_digest, digest
+from mdf_dedup.index.checksums import check_digest, digest
+from mdf_dedup.index.errors import Conflict, IndexBusy
 
 LOCK_TTL_S = 60.0
 WRITABLE = ("s3", "s3a")
@@ -63,10 +64,6 @@ def storage_for(settings: StorageSettings | None) -> Storage:
     if key not in _STORAGES:
         _STORAGES[key] = Storage(settings)
     return _STORAGES[key]
-
-
-class Conflict(Exception):
-    """A conditional write found the object changed (HTTP 412)."""
 
 
 class ObjectIndexFiles:
@@ -126,7 +123,7 @@ class ObjectIndexFiles:
         return io.BytesIO(data)
 
     def verify(self, name: str, checksum: str | None) -> None:
-        """:func:`~mdf_dedup.index.files.check_digest` of the object ``name`` (nothing read without ``checksum``)."""
+        """:func:`~.checksums.check_digest` of the object ``name`` (nothing read without ``checksum``)."""
         if checksum is not None:
             check_digest(self.path(name), digest(self.storage.read_bytes(self.path(name))), checksum)
 
@@ -213,8 +210,6 @@ class ObjectIndexFiles:
     def acquire_lock(self, run: dict[str, Any]) -> bool:
         """Take the lock for ``run``, or find it held by ``run`` (another bucket); ``True`` if this process holds
         it. :class:`~mdf_dedup.index.manifest.IndexBusy` naming a live holder of another run."""
-        from mdf_dedup.index.manifest import IndexBusy
-
         self._check_writable()
         key = _key(self.root, run)
         held = _HELD.get(key)

@@ -1,10 +1,8 @@
-"""Starting or joining Ray, and placing stage replicas between ``min`` and ``max``.
+"""Starting or joining Ray for a run, and what the run learns about the cluster it ran on.
 
-Replica counts are decided from the cluster's free resources before any actor is created: every stage first
-gets its ``min``, then extra replicas are handed out one per stage in turn up to ``max`` while resources last.
-Doing the arithmetic first (instead of creating ``max`` actors and seeing which start) gives a clear error that
-names the stage and the missing resources, and no actor ever waits forever for resources that are not there.
-Custom resources (``resources.custom``) pin a stage to the nodes that offer them.
+:func:`connect` joins ``executor.address`` / ``RAY_ADDRESS`` or starts a quiet local Ray bound to 127.0.0.1 and
+returns a :class:`RaySession` (closed at the end of the run). :func:`cluster_info` records the cluster's totals
+for the report, while the run is still connected.
 """
 
 from __future__ import annotations
@@ -19,16 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from mdf.errors import MdfError
-from mdf.executor.ray_params import RayParams
-from mdf.recipe import ResourcesSpec, StageSpec
+from mdf.executor.ray.params import RayParams
+from mdf.run_stats import ClusterInfo
 from mdf.runlog import FORMAT, adopt
 from mdf.terminate import reclaim
-
-
-class PlacementError(MdfError):
-    """A stage cannot get its minimum replicas on this cluster."""
-
-    exit_code = 2
 
 
 class ClusterUnreachable(MdfError):
@@ -283,74 +275,10 @@ def _session_logs() -> str:
     return os.path.join(node.get_session_dir_path(), "logs") if node is not None else ""
 
 
-def _demand(res: ResourcesSpec) -> dict[str, float]:
-    d = {"CPU": res.cpu, "GPU": res.gpu, **res.custom}
-    if res.memory_mb:
-        d["memory"] = res.memory_mb * 1024 * 1024
-    return {k: v for k, v in d.items() if v > 0}
+def cluster_info() -> ClusterInfo:
+    """The connected cluster's live nodes, CPUs and GPUs (the report's "Ray cluster" line)."""
+    import ray
 
-
-def fuse_groups(stages: list[StageSpec], fuse: bool = True) -> list[list[int]]:
-    """Consecutive stages with the same resources and replicas, as groups that one actor runs together.
-
-    A batch then goes loader -> group -> writer instead of through one actor per stage: one object-store hop
-    and one remote call fewer per fused stage, the same replicas and resources the recipe asked for (Ray Data
-    fuses compatible ``map_batches`` the same way). Stages that differ in either stay separate actors, so a
-    slow stage with more replicas, or a GPU stage, keeps its own group."""
-    groups: list[list[int]] = []
-    for i, stage in enumerate(stages):
-        prev = stages[groups[-1][-1]] if groups else None
-        if fuse and prev is not None and (prev.resources, prev.replicas) == (stage.resources, stage.replicas):
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-    return groups
-
-
-def replica_counts(stages: list[StageSpec], available: dict[str, float], indices: list[int] | None = None) -> list[int]:
-    """Replicas per stage: all ``min``s first (or a PlacementError), then round-robin up to ``max``.
-    ``indices`` are the stages' places in the recipe, for the error message (default: their order)."""
-    free = dict(available)
-    counts = []
-    for i, stage in zip(indices or range(len(stages)), stages, strict=True):
-        need = _demand(stage.resources)
-        for _ in range(stage.replicas.min):
-            short = {k: v for k, v in need.items() if free.get(k, 0.0) + 1e-9 < v}
-            if short:
-                have = {k: round(free.get(k, 0.0), 3) for k in short}
-                raise PlacementError(
-                    f"stages[{i}] '{stage.name}': cannot place {stage.replicas.min} replica(s) needing {need} each; "
-                    f"missing {sorted(short)} (free now: {have}); lower replicas.min or resources, or add nodes"
-                )
-            _take(free, need)
-        counts.append(stage.replicas.min)
-    grew = True
-    while grew:
-        grew = False
-        for i, stage in enumerate(stages):  # i: position in this list
-            need = _demand(stage.resources)
-            if counts[i] < stage.replicas.max and all(free.get(k, 0.0) + 1e-9 >= v for k, v in need.items()):
-                _take(free, need)
-                counts[i] += 1
-                grew = True
-    return counts
-
-
-def _take(free: dict[str, float], need: dict[str, float]) -> None:
-    for k, v in need.items():
-        free[k] = free.get(k, 0.0) - v
-
-
-def actor_options(res: ResourcesSpec, spec: RayParams, name: str) -> dict[str, Any]:
-    opts: dict[str, Any] = {
-        "num_cpus": res.cpu,
-        "num_gpus": res.gpu,
-        "max_restarts": spec.max_restarts,
-        "max_task_retries": spec.max_task_retries,
-        "name": name,
-    }
-    if res.memory_mb:
-        opts["memory"] = res.memory_mb * 1024 * 1024
-    if res.custom:
-        opts["resources"] = dict(res.custom)
-    return opts
+    res = ray.cluster_resources()
+    nodes = len([n for n in ray.nodes() if n.get("Alive")])
+    return ClusterInfo(nodes=nodes, cpus=res.get("CPU", 0), gpus=res.get("GPU", 0))

@@ -1,12 +1,17 @@
-"""Which executor runs a recipe, and ``run_recipe``: the factory above every executor implementation.
+"""A run's life above every executor: :func:`prepare` (the plan, every check before work), which executor runs
+it, and :func:`run_recipe` (claim the output, run, write metrics, report and lineage). Not in ``mdf.executor``,
+which holds executors: the life of a run uses them, they do not use it.
 
-The executor classes come from the plugin registry (core registers ``inline`` and ``ray``), so this module
-imports none of them. :func:`mdf.resolve.choose_executor` says which one a recipe gets and why; ``mdf run``
-prints that as one line.
+:func:`prepare` does everything that can fail because of the recipe or the input listing (resolving names,
+validating parameters, listing shards, reading Parquet footers) so a bad run fails with exit code 2 before a
+single batch is read. The executor classes come from the plugin registry (core registers ``inline`` and
+``ray``), so this module imports none of them. :func:`mdf.resolve.choose_executor` says which one a recipe gets
+and why; ``mdf run`` prints that as one line.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import shutil
@@ -14,23 +19,39 @@ from collections.abc import Callable
 from typing import Any
 
 from mdf import __version__, layout
-from mdf.checks import rejected_folder_schema
+from mdf.checks import preflight, rejected_folder_schema
 from mdf.errors import MdfError
 from mdf.executor.api import Executor
-from mdf.executor.base import prepare
-from mdf.executor.plan import Plan
 from mdf.io.lineage import write_shard_map
 from mdf.io.rejected import save as save_rejected_schema
 from mdf.io.sharding import take_notes
 from mdf.metrics import RunMetrics
 from mdf.ownership import claim
-from mdf.plugins import Plugins
+from mdf.plan import Plan
+from mdf.plugin_set import Plugins
+from mdf.plugins import load_plugins
 from mdf.recipe import Recipe
 from mdf.report.build import write_report
 from mdf.report.context import run_context
-from mdf.resolve import check_executor, choose_executor
+from mdf.resolve import build_component, check_executor, choose_executor
+from mdf.run_stats import ClusterInfo
 from mdf.runlog import LOG, run_log
 from mdf.terminate import as_terminated
+
+
+def prepare(recipe: Recipe, plugins: Plugins | None = None) -> Plan:
+    """The recipe resolved against ``plugins`` (loaded if not given), its input listed, checked before work."""
+    plugins = plugins or load_plugins()
+    reader = build_component(plugins.readers, recipe.reader, "reader")
+    shards = [dataclasses.replace(s, index=i) for i, s in enumerate(reader.shards())]
+    rows = recipe.executor.batch_rows
+    plan = Plan(recipe, plugins, reader, shards, rows if isinstance(rows, int) else 0)
+    preflight(plan)  # output folders, and the columns operators read against the input's schema
+    if rows == "auto":  # sized from a random sample of the data itself (mdf.batching)
+        from mdf.batching import resolve_auto
+
+        plan.batch_rows, plan.max_in_flight = resolve_auto(plan, recipe)
+    return plan
 
 
 def build_executor(plan: Plan) -> tuple[Executor, str]:
@@ -111,6 +132,15 @@ def disk_full(exc: BaseException, output: str) -> MdfError | None:
     )
 
 
+def _cluster(metrics: RunMetrics) -> ClusterInfo | None:
+    """The cluster the executor says it ran on; a plugin's method that fails costs only that line."""
+    try:
+        return metrics.executor_metrics.cluster_info()
+    except Exception:
+        LOG.warning("%s.cluster_info() failed", type(metrics.executor_metrics).__name__, exc_info=True)
+        return None
+
+
 def _run(plan: Plan, owned: Any, recipe: Recipe, progress: Any, announce: Callable[[str], None] | None) -> RunMetrics:
     """Build the executor, run, publish; each step and a failure's full traceback go to the run log."""
     try:
@@ -127,7 +157,7 @@ def _run(plan: Plan, owned: Any, recipe: Recipe, progress: Any, announce: Callab
         if announce is not None:
             announce(line)
         metrics = executor.run(progress)
-        metrics.context = run_context(recipe, plan.batch_plan, plan.batch_rows)  # recipe, machine: for the report
+        metrics.context = run_context(recipe, plan.batch_plan, plan.batch_rows, _cluster(metrics))  # for the report
         for entry in metrics.damaged:
             LOG.warning("damaged input: %s", entry.describe())
         LOG.info(

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mdf.run_stats import ExecutorMetrics, ExecutorSection, Record
+from mdf.run_stats import ClusterInfo, ExecutorMetrics, ExecutorSection, Record
 
 if TYPE_CHECKING:
-    from mdf.executor.ray import Pipeline, RayExecutor
+    from mdf.executor.ray.placement import Pipeline
 
 
 @dataclass
@@ -58,6 +58,12 @@ class RayMetrics(ExecutorMetrics):
     ray_logs: str | None = None  # the session's log folder, when Ray says where
     whole_shards: bool = False  # replicas read, process and write whole shards (``in flight`` counts shards)
     replicas_lost: int = 0  # whole-shard replicas whose process or node died; their shards ran again elsewhere
+    cluster: ClusterInfo | None = None  # the cluster's totals, read while connected (machine.cluster in the file)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        del out["cluster"]  # metrics.json keeps it where the report reads it: machine.cluster
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RayMetrics:
@@ -65,7 +71,12 @@ class RayMetrics(ExecutorMetrics):
         out.stage_stats = [StageStats.from_dict(s) for s in d.get("stage_stats") or []]
         w = d.get("writer_stats")
         out.writer_stats = WriterStats.from_dict(w) if w else None
+        c = (d.get("machine") or {}).get("cluster")
+        out.cluster = ClusterInfo.from_dict(c) if c else None
         return out
+
+    def cluster_info(self) -> ClusterInfo | None:
+        return self.cluster
 
     def startup_seconds(self) -> float:
         return self.startup_s
@@ -120,7 +131,7 @@ class RayMetrics(ExecutorMetrics):
         ]
 
     def stage_costs(self) -> dict[str, tuple[float, float]]:
-        """Each stage's CPU less its replicas' first-batch warm-up (:func:`mdf.executor.actors.warm_up_cpu_s`)."""
+        """Each stage's CPU less its replicas' first-batch warm-up (:func:`mdf.executor.ray.actors.warm_up_cpu_s`)."""
         return {s.name: (s.cpu_s - s.warmup_cpu_s, s.busy_s) for s in self.stage_stats}
 
     def io_cpu_s(self) -> float | None:
@@ -188,26 +199,26 @@ def alive_stats(actors: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def collect(ex: RayExecutor, pipe: Pipeline, wall_s: float) -> RayMetrics:
+def collect(pipe: Pipeline, peak_in_flight: int, peak_bytes_in_flight: int, wall_s: float) -> RayMetrics:
     """Busy/idle per stage (summed over its replicas) and the bottleneck: the busiest stage per replica."""
-    names = [s.name for s in ex.plan.recipe.stages]
+    names = [s.name for s in pipe.plan.recipe.stages]
     stages = [
         s
-        for members, group in zip(ex.groups, pipe.stages, strict=True)
+        for members, group in zip(pipe.groups, pipe.stages, strict=True)
         for s in stage_stats(names, members, alive_stats(group), wall_s)
     ]
     writers = writer_stats(alive_stats(pipe.writers), alive_stats(pipe.loaders), wall_s)
     # the writers (Parquet encode, compression) can be the slowest step of a filter-only pipeline
     candidates: list[StageStats | WriterStats] = [*stages, writers]
     return RayMetrics(
-        startup_s=round(ex.startup_s, 3),
+        startup_s=round(pipe.startup_s, 3),
         stage_stats=stages,
         writer_stats=writers,
         bottleneck=max(candidates, key=lambda s: s.utilisation).name,
-        max_in_flight=ex.max_in_flight,
-        peak_in_flight=ex.peak_in_flight,
-        peak_bytes_in_flight=ex.peak_bytes_in_flight,
-        replicas={names[i]: n for g, n in zip(ex.groups, ex.replicas, strict=True) for i in g},
+        max_in_flight=pipe.max_in_flight,
+        peak_in_flight=peak_in_flight,
+        peak_bytes_in_flight=peak_bytes_in_flight,
+        replicas={names[i]: n for g, n in zip(pipe.groups, pipe.replicas, strict=True) for i in g},
         whole_shards=pipe.whole_shards,
         replicas_lost=len(pipe.lost),
     )

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from mdf.executor.base import Outputs
 from mdf.executor.batches import BatchDone, BatchRead, LoaderDone, ShardDone, ShardEnd, shard_batches
+from mdf.executor.ray.parts import PartUploads, node_address
 from mdf.executor.shard import ShardRunner, Sink, Stages
 from mdf.executor.threads import ByteBudget, auto_bytes_in_flight, prefetch
 from mdf.io.base import Reader, Shard
@@ -33,7 +34,6 @@ from mdf.plugins import load_plugins
 from mdf.recipe import ComponentSpec, StageSpec
 from mdf.resolve import build_component
 from mdf.storage.errors import StorageError
-from mdf.storage.parts import PartUploads, node_address
 
 # payload passed from actor to actor: (kept rows, rejected pieces, per-operator metrics of this batch)
 Payload = tuple[pa.RecordBatch, list[pa.RecordBatch], list[OperatorMetrics]]
@@ -146,7 +146,7 @@ def _stage_stats(st: Stages, share: float = 1.0) -> dict[str, Any]:
 
 
 def _outputs(writer: ComponentSpec, rejected: ComponentSpec | None, targets: Any) -> tuple[Outputs, PartUploads]:
-    """The writers of a Ray actor; ``targets``: the ``s3://`` outputs' :class:`mdf.storage.parts.PartTarget` by
+    """The writers of a Ray actor; ``targets``: the ``s3://`` outputs' :class:`mdf.executor.ray.parts.PartTarget` by
     role, whose parts are written in this node's own folder and uploaded to the run's staging prefix on commit."""
     uploads = PartUploads(targets or {})
     writers = load_plugins().writers

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mdf.io.base import Reader, Shard
-from mdf.plugins import Plugins
+from mdf.plugin_set import Plugins
 from mdf.recipe import Recipe
 
 
