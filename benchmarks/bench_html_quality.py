@@ -11,15 +11,15 @@ Three labelled sets of ``../shared/data``, read in place (``html_quality/data.py
 
 Printed: one table per set; F1 by language (lid.176 on the gold text) and by page kind (what the page declares:
 schema.org type, og:type, the software behind it) and markup (``<article>``/``<main>``/``articleBody`` present
-or not); the ``--worst`` pages where mdf trails trafilatura. With ``--cv K``, mdf also runs with block models
-trained by ``train_html_blocks.py`` on K-1 folds of *sites* and scored on the held-out fold, so no page is scored
-by a model that saw its site: that row ("cv") predicts pages mdf was never tuned on; the shipped model's rows are
-in-sample on these sets.
+or not); the ``--worst`` pages where mdf trails trafilatura. The ``mdf <favor>`` rows are the rules (the
+default). With ``--cv K``, mdf also runs with block models trained by ``train_html_blocks.py`` on K-1 folds of
+*sites* and scored on the held-out fold, so no page is scored by a model that saw its site: that row ("cv")
+predicts pages mdf was never tuned on; ``--model`` adds the shipped model's rows, in-sample on these sets.
 
 Run from the repository root with mdf's venv active (peers get ``benchmarks/.venv-html``, made on first use)::
 
     python benchmarks/bench_html_quality.py [--sets trafeval,aeb,readability] [--only mdf,trafilatura]
-        [--worst 20] [--cv 5] [--refresh]
+        [--worst 20] [--cv 5] [--model] [--refresh]
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from html_quality import data, report  # noqa: E402
-from html_quality.runners import FAVORS, PEERS, mdf_texts, peer_texts  # noqa: E402
+from html_quality import data, report
+from html_quality.runners import FAVORS, PEERS, mdf_texts, peer_texts
 
 
 def main() -> None:
@@ -42,6 +42,7 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated subset: mdf,trafilatura,readability,resiliparse")
     ap.add_argument("--worst", type=int, default=20, help="list the N pages where mdf trails trafilatura most")
     ap.add_argument("--cv", type=int, default=0, help="also score mdf with block models cross-validated by site")
+    ap.add_argument("--model", action="store_true", help="also score mdf with the shipped block model (in-sample)")
     ap.add_argument("--refresh", action="store_true", help="rerun the peers instead of reading their cache")
     args = ap.parse_args()
     pages = data.load(tuple(s for s in args.sets.split(",") if s))
@@ -54,11 +55,16 @@ def main() -> None:
             start = time.perf_counter()
             runs[f"mdf {favor}"] = mdf_texts(raws, favor)
             seconds[f"mdf {favor}"] = time.perf_counter() - start
+        if args.model:
+            import mdf_kernels
+
+            for favor in FAVORS:
+                runs[f"mdf {favor} model"] = mdf_texts(raws, favor, mdf_kernels.html_block_model())
         if args.cv:
             from train_html_blocks import cross_validated_texts
 
-            for favor in FAVORS:
-                runs[f"mdf {favor} cv{args.cv}"] = cross_validated_texts(pages, args.cv, favor)
+            for favor, texts in cross_validated_texts(pages, args.cv, FAVORS).items():
+                runs[f"mdf {favor} cv{args.cv}"] = texts
     versions = {}
     for name in PEERS:
         if not only or name in only:

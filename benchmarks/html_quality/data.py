@@ -154,6 +154,7 @@ def load_readability() -> list[Page]:
 def _languages(pages: list[Page]) -> None:
     """lid.176 on each page's gold text (``with`` snippets or reference), where the set does not give one."""
     import pyarrow as pa
+
     from mdf_text.ops.language import LanguageModel
 
     todo = [p for p in pages if not p.lang]

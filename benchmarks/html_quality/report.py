@@ -26,7 +26,9 @@ def set_table(pages: list[Page], runs: Texts, set_name: str) -> list[str]:
     kind = metric(sub[0])
     what = "snippet P/R/F1 pooled" if kind == "snippet" else "token P/R/F1 macro-averaged"
     lines = [f"{set_name}: {len(sub)} pages, {len({p.domain for p in sub})} sites, {what}"]
-    lines.append(f"  {'extractor':<24} {'P':>6} {'R':>6} {'F1':>6}" + ("   tp    fn    fp" if kind == "snippet" else ""))
+    lines.append(
+        f"  {'extractor':<24} {'P':>6} {'R':>6} {'F1':>6}" + ("   tp    fn    fp" if kind == "snippet" else "")
+    )
     for label, texts in runs.items():
         c = totals(sub, [texts[i] for i in idx], lambda p: "all")["all"]
         p, r, f = c.prf(kind)

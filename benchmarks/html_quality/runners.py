@@ -50,7 +50,7 @@ def mdf_texts(pages: list[bytes], favor: str = "balanced", model: bytes | None =
     return out.field("text").to_pylist()
 
 
-def _peer_fn(name: str):  # noqa: ANN202 - runs in the peer venv only
+def _peer_fn(name: str):  # runs in the peer venv only
     if name == "trafilatura":
         import trafilatura
 
@@ -89,7 +89,7 @@ def peer_worker(name: str, pages_file: Path, out_file: Path) -> None:
     for raw in pages:
         try:
             texts.append(fn(raw))
-        except Exception:  # noqa: BLE001 - a crash scores as finding nothing, as in trafilatura's evaluation
+        except Exception:  # a crash scores as finding nothing, as in trafilatura's evaluation
             texts.append(None)
     seconds = time.perf_counter() - start
     package = {"readability": "readability-lxml"}.get(name, name)
