@@ -234,3 +234,32 @@ def test_real_article_pages():
     assert sum(scores) / len(scores) > 0.93
     assert sum(s < 0.5 for s in scores) <= 5
     assert all(out.field("title").to_pylist())
+
+
+def test_block_model_argument():
+    """``model`` sets a block model (none by default: the rules): a bad file is a ValueError naming its line, a valid
+    one is used, and ``html_block_model()`` is the shipped one."""
+    names = mk.html_block_features()
+    page_html = page(TEXTS["fr"]) + "<footer><p>Mentions légales, contact et plan du site de la rédaction</p></footer>"
+    with pytest.raises(ValueError, match="line 1: not an mdf block model"):
+        mk.html_extract(pa.array([page_html]), model=b"hello")
+    stale = f"mdf-html-blocks 1\nfeatures 2 {names[0]} other\nthresholds 0.5 0.5 0.5\nbase 0\n".encode()
+    with pytest.raises(ValueError, match="line 2: its features are not this kernel's"):
+        mk.html_extract(pa.array([page_html]), model=stale)
+    header = f"mdf-html-blocks 1\nfeatures {len(names)} {' '.join(names)}\nthresholds 0.5 0.5 0.5\n"
+    keep_all = (header + "base 5\n").encode()  # no trees: every block scores sigmoid(5)
+    text = mk.html_extract(pa.array([page_html]), model=keep_all).field("text")[0].as_py()
+    assert "Mentions légales" in text and squash(TEXTS["fr"]) in squash(text)
+    keep_none = (header + "base -5\n").encode()
+    assert mk.html_extract(pa.array([page_html]), model=keep_none).field("text").to_pylist() == [""]
+    shipped = mk.html_extract(pa.array([page_html]), model=mk.html_block_model()).field("text")[0].as_py()
+    assert squash(TEXTS["fr"]) in squash(shipped)
+
+
+def test_html_blocks_rows_and_features():
+    """One row per text block of each page, in order, with every feature; a null page has none."""
+    out = mk.html_blocks(pa.array([page(TEXTS["fr"]), None, "<p>un</p><p>deux</p>"]))
+    assert out.field("page").to_pylist()[-2:] == [2, 2]
+    assert out.field("text").to_pylist()[-2:] == ["un", "deux"]
+    assert 1 not in out.field("page").to_pylist()
+    assert out.type.field("features").type.list_size == len(mk.html_block_features())

@@ -50,6 +50,8 @@ __all__ = [
     "gopher_repetition",
     "hash64",
     "hash128",
+    "html_block_features",
+    "html_blocks",
     "html_extract",
     "image_hashes",
     "image_metadata",
@@ -534,15 +536,18 @@ def html_extract(
     with_metadata: bool = False,
     max_bytes: int = 67108864,
     favor: str = "balanced",
+    model: bytes | None = None,
 ) -> pa.StructArray:
     """Main text and title of every HTML page, one page per task on the kernel pool, without the GIL.
 
     Binary pages are decoded as a browser would: a byte-order mark, else the row's ``charsets`` label (the HTTP
     ``Content-Type`` charset), else a ``<meta charset>`` / ``http-equiv`` prescan of the first 1,024 bytes, else
     valid UTF-8 is UTF-8 and chardetng guesses the rest; decoding is lossy (U+FFFD), never an error. String pages
-    are taken as already decoded. Pages are tokenized by html5gum (WHATWG tokenizer) into a light tree and the
-    main content is chosen with Mozilla Readability's rules (tag, ARIA role, class/id words, hidden styles,
-    link density, block text scores, sibling joining, conditional cleaning).
+    are taken as already decoded. Pages are tokenized by html5gum (WHATWG tokenizer) into a light tree; Mozilla
+    Readability's rules (tag, ARIA role, class/id words, hidden styles, link density, block text scores, sibling
+    joining, conditional cleaning) pick the article's text. With ``model``, a block model (gradient-boosted trees
+    over each text block's text, tags, ancestors' class words, containers, neighbours, place and the rules' pick)
+    decides block by block instead.
 
     :param pages: string, large_string, binary or large_binary column of HTML.
     :param charsets: string column of HTTP charset labels, same length (null = none); ignored for string pages.
@@ -550,15 +555,30 @@ def html_extract(
     :param max_bytes: bytes of (decoded) HTML read per page; a longer page is extracted from its first
         ``max_bytes`` bytes (cut at a character boundary) and flagged ``truncated``. A budget in bytes, not time,
         so the output depends on the page alone.
-    :param favor: ``"balanced"`` (default), ``"precision"`` (drop doubtful blocks: less boilerplate, some
-        article text lost) or ``"recall"`` (keep doubtful blocks: more of the article, more boilerplate); any
+    :param favor: ``"balanced"`` (default), ``"precision"`` (less boilerplate, some article text lost) or
+        ``"recall"`` (more of the article, more boilerplate; with a model: the bar each block must reach); any
         other value is a ValueError.
+    :param model: the text of a block model file: ``html_block_model()`` (the shipped one) or one
+        ``benchmarks/train_html_blocks.py`` writes; ``None`` (default): the rules alone. A file that does not
+        parse, or was trained on other features, is a ValueError naming the line.
     :returns: ``struct<text, title, truncated, error[, canonical_url, html_lang, description, encoding]>``:
         ``text`` is the main content, paragraphs separated by blank lines (``""`` when the page has none),
         ``title`` the ``<title>``, ``truncated`` (bool) whether ``max_bytes`` cut the page, ``error`` null unless
         extracting the page panicked (a bug; the message, and empty other fields); metadata fields are null when
         absent; the whole row is null where the page is null.
     """
+
+def html_blocks(pages: _ArrayLike, charsets: _ArrayLike | None = None, max_bytes: int = 67108864) -> pa.StructArray:
+    """The block model's training data: one row per text block of every page, in document order,
+    ``struct<page: uint32, text: string, features: fixed_size_list<float32>>`` (``page``: the row of ``pages``;
+    ``features`` in ``html_block_features()`` order). Pages are read as ``html_extract`` reads them."""
+
+def html_block_features() -> list[str]:
+    """Names of ``html_blocks``' features, in order (the header of a block model file)."""
+
+def html_block_model() -> bytes:
+    """The text of the block model shipped with the kernel (trained by ``benchmarks/train_html_blocks.py``), for
+    ``html_extract(model=...)``."""
 
 @final
 class FastTextModel:

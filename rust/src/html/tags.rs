@@ -56,6 +56,8 @@ pub enum Tag {
     Menu,
     Meta,
     Nav,
+    /// `<noscript>`: parsed as markup (what a reader without scripts sees), its content flagged.
+    Noscript,
     Object,
     Ol,
     P,
@@ -129,6 +131,7 @@ pub fn tag_of(name: &[u8]) -> Tag {
         b"menu" => Menu,
         b"meta" => Meta,
         b"nav" => Nav,
+        b"noscript" => Noscript,
         b"object" => Object,
         b"ol" => Ol,
         b"p" => P,
@@ -145,9 +148,9 @@ pub fn tag_of(name: &[u8]) -> Tag {
         b"title" => Title,
         b"tr" => Tr,
         b"ul" => Ul,
-        b"script" | b"style" | b"noscript" | b"svg" | b"math" | b"canvas" | b"select"
-        | b"textarea" | b"audio" | b"video" | b"map" | b"noembed" | b"noframes" | b"frameset"
-        | b"datalist" | b"applet" | b"picture" | b"plaintext" => Skip,
+        b"script" | b"style" | b"svg" | b"math" | b"canvas" | b"select" | b"textarea"
+        | b"audio" | b"video" | b"map" | b"noembed" | b"noframes" | b"frameset" | b"datalist"
+        | b"applet" | b"picture" | b"plaintext" | b"rt" | b"rp" => Skip,
         b"area" | b"base" | b"col" | b"param" | b"source" | b"track" | b"wbr" | b"keygen"
         | b"basefont" | b"bgsound" | b"frame" => OtherVoid,
         _ => Other,

@@ -309,7 +309,7 @@ fn profile_pages() {
         let t = Instant::now();
         let n: usize = docs
             .iter()
-            .map(|d| content::main_text(d, Favor::Balanced).len())
+            .map(|d| content::main_text(d, Favor::Balanced, None).len())
             .sum();
         let content = t.elapsed();
         let t = Instant::now();

@@ -15,8 +15,13 @@
 use super::dom::Doc;
 use super::Favor;
 
+pub mod blocks;
+pub mod features;
 mod measure;
+pub mod model;
+pub mod page;
 mod select;
+pub mod units;
 mod write;
 
 /// Characters an attempt must reach before the looser ones are skipped (Readability's `charThreshold`).
@@ -86,8 +91,35 @@ struct Pass<'d> {
     scored: Vec<bool>,
 }
 
-/// The main text of `doc` (empty when no block of the page has text enough to score, except for the short
-/// pages `Favor::Recall` keeps: [`short_page_text`]).
+/// What the rules chose on a page: the attempt's pass, the subtrees kept and its top candidate.
+pub(crate) struct Pick<'d> {
+    pass: Pass<'d>,
+    roots: Vec<usize>,
+    top: usize,
+    /// Index of the attempt in [`ATTEMPTS`].
+    attempt: usize,
+}
+
+/// The main text of `doc`: by the block `model` when there is one, else by the rules alone.
+pub fn main_text(doc: &Doc, favor: Favor, model: Option<&model::Model>) -> String {
+    match model {
+        Some(m) => blocks::main_text(doc, favor, m),
+        None => rules_text(doc, favor),
+    }
+}
+
+/// The rules' main text of `doc` (empty when no block of the page has text enough to score, except for the
+/// short pages `Favor::Recall` keeps: [`short_page_text`]).
+pub fn rules_text(doc: &Doc, favor: Favor) -> String {
+    match pick(doc, favor) {
+        (_, text) if !text.is_empty() => text,
+        _ if favor == Favor::Recall => short_page_text(doc),
+        _ => String::new(),
+    }
+}
+
+/// Readability's attempts, in order, and the one kept with its text (`None` when no attempt found a
+/// candidate).
 ///
 /// Readability keeps the longest attempt when none reaches [`CHAR_THRESHOLD`]; that lets a short article
 /// pick up its byline and share bar, or the comment thread next to it, from a looser attempt. Here a looser
@@ -97,12 +129,12 @@ struct Pass<'d> {
 ///
 /// `Favor::Recall` tries every attempt: a looser one replaces the stricter when it contains the stricter's
 /// top candidate and adds a quarter to the text (what strict rules cut from the article's own subtree).
-pub fn main_text(doc: &Doc, favor: Favor) -> String {
+pub(crate) fn pick(doc: &Doc, favor: Favor) -> (Option<Pick<'_>>, String) {
     let recall = favor == Favor::Recall;
-    let mut best = String::new();
+    let mut best: Option<Pick<'_>> = None;
+    let mut best_text = String::new();
     let mut best_chars = 0;
-    let mut best_top = None;
-    for rules in ATTEMPTS {
+    for (attempt, rules) in ATTEMPTS.into_iter().enumerate() {
         let mut pass = Pass::new(doc, rules, favor);
         let cands = pass.score();
         let Some(top) = pass.top(cands) else { continue };
@@ -111,7 +143,15 @@ pub fn main_text(doc: &Doc, favor: Favor) -> String {
         pass.write(&roots, &mut text);
         let chars = text.chars().count();
         if chars >= CHAR_THRESHOLD && best_chars == 0 && !recall {
-            return text;
+            return (
+                Some(Pick {
+                    pass,
+                    roots,
+                    top,
+                    attempt,
+                }),
+                text,
+            );
         }
         let extends = |t: usize| {
             roots
@@ -123,20 +163,23 @@ pub fn main_text(doc: &Doc, favor: Favor) -> String {
         } else {
             chars > 2 * best_chars
         };
+        let best_top = best.as_ref().map(|b| b.top);
         let replaces = grows && (best_chars < CHAR_THRESHOLD / 2 || best_top.is_some_and(extends));
         if replaces {
-            best = text;
+            best_text = text;
             best_chars = chars;
-            best_top = Some(top);
+            best = Some(Pick {
+                pass,
+                roots,
+                top,
+                attempt,
+            });
         }
         if best_chars >= CHAR_THRESHOLD && !recall {
             break;
         }
     }
-    if best_chars == 0 && recall {
-        return short_page_text(doc);
-    }
-    best
+    (best, best_text)
 }
 
 /// `Favor::Recall` on a page where no block has text enough to score (no attempt found a candidate): the

@@ -28,8 +28,10 @@ impl Pass<'_> {
             } else {
                 nodes[b].parent as usize
             };
+            // a block right under the root (a page without `<html>` and `<body>`: the body is implied) scores
+            // the root, else such a page would have no candidate at all
             for level in 0..5 {
-                if a == 0 {
+                if a == 0 && level > 0 {
                     break;
                 }
                 if !self.scored[a] {
@@ -43,6 +45,9 @@ impl Pass<'_> {
                     l => l as f32 * 3.0,
                 };
                 self.score[a] += cs / div;
+                if a == 0 {
+                    break;
+                }
                 a = nodes[a].parent as usize;
             }
         }

@@ -139,9 +139,23 @@ impl Pass<'_> {
 
     /// Write the kept text of `roots` as paragraphs separated by blank lines (lines by `\n`).
     pub(super) fn write(&self, roots: &[usize], out: &mut String) {
+        let mut buf: Vec<u8> = Vec::new();
+        self.walk(roots, |i, pending| {
+            push_text(&mut buf, self.doc.text_of(&self.doc.nodes[i]), pending)
+        });
+        out.push_str(String::from_utf8_lossy(buf.trim_ascii()).as_ref());
+    }
+
+    /// Mark in `kept` (one flag per node) the text nodes [`Pass::write`] writes for `roots`.
+    pub(super) fn mark(&self, roots: &[usize], kept: &mut [bool]) {
+        self.walk(roots, |i, _| kept[i] = true);
+    }
+
+    /// Call `on(text node, pending break)` for every text node the chosen subtrees keep, in order; the break
+    /// owed before it (0 none, 1 line, 2 paragraph) is `on`'s to clear once it writes text.
+    fn walk(&self, roots: &[usize], mut on: impl FnMut(usize, &mut u8)) {
         let nodes = &self.doc.nodes;
         let title = self.doc.title.to_ascii_lowercase();
-        let mut buf: Vec<u8> = Vec::new();
         for &root in roots {
             let mut pending = 2u8; // 0 none, 1 line break, 2 paragraph break
             let mut ends: Vec<(usize, u8)> = Vec::new();
@@ -158,7 +172,7 @@ impl Pass<'_> {
                 let node = &nodes[i];
                 if node.tag == Tag::Text {
                     if !self.excl[i] {
-                        push_text(&mut buf, self.doc.text_of(node), &mut pending);
+                        on(i, &mut pending);
                     }
                     i += 1;
                     continue;
@@ -182,11 +196,10 @@ impl Pass<'_> {
                 i += 1;
             }
         }
-        out.push_str(String::from_utf8_lossy(buf.trim_ascii()).as_ref());
     }
 }
 
-fn push_text(buf: &mut Vec<u8>, text: &[u8], pending: &mut u8) {
+pub(super) fn push_text(buf: &mut Vec<u8>, text: &[u8], pending: &mut u8) {
     let at_start = buf.is_empty() || buf.last() == Some(&b'\n');
     let text = if at_start || *pending > 0 {
         text.trim_ascii_start()

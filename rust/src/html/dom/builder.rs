@@ -5,9 +5,10 @@
 //! whitespace into the page's one text buffer.
 
 use super::attrs::{class_hash, Attrs};
-use super::{Doc, Node, ARTICLE_BODY, HARD_JUNK, MAX_DEPTH, PRESENTATION, SOFT_JUNK};
+use super::{Doc, Node, ARTICLE_BODY, HARD_JUNK, HIDDEN, MAX_DEPTH, PRESENTATION, SOFT_JUNK};
 use crate::html::furniture::{class_words, role_is_boilerplate, style_hides};
 use crate::html::tags::{tag_of, Tag, TAG_COUNT};
+use crate::html::vocab;
 
 /// Builds one page's [`Doc`]; `emitter` makes it html5gum's emitter and `attrs` fills in [`Attrs`].
 pub(super) struct Builder {
@@ -30,10 +31,16 @@ pub(super) struct Builder {
     pub(super) attrs: Attrs,
 }
 
-/// Append `src` to `dst` with runs of whitespace collapsed to one space (`keep_lines`: newlines kept).
+/// Append `src` to `dst` with runs of whitespace collapsed to one space (`keep_lines`: newlines kept), and
+/// without the characters that are never seen: soft hyphens (`&shy;`, which hyphenated sites put inside
+/// every long word), zero-width spaces, word joiners and byte-order marks. Left in, they split words for
+/// any later search or tokenizer (`Mag\u{ad}da\u{ad}le\u{ad}ner` is not `Magdalener`).
 pub(super) fn push_collapsed(dst: &mut Vec<u8>, src: &[u8], keep_lines: bool) {
     let mut space = dst.last().is_some_and(|&b| b == b' ' || b == b'\n');
-    for &b in src {
+    let mut i = 0;
+    while i < src.len() {
+        let b = src[i];
+        i += 1;
         if b.is_ascii_whitespace() {
             if keep_lines && b == b'\n' {
                 if dst.last() == Some(&b' ') {
@@ -45,10 +52,20 @@ pub(super) fn push_collapsed(dst: &mut Vec<u8>, src: &[u8], keep_lines: bool) {
                 dst.push(b' ');
                 space = true;
             }
-        } else {
-            dst.push(b);
-            space = false;
+            continue;
         }
+        let invisible = match b {
+            0xC2 => src.get(i) == Some(&0xAD),
+            0xE2 => matches!(src.get(i..i + 2), Some([0x80, 0x8B]) | Some([0x81, 0xA0])),
+            0xEF => src.get(i..i + 2) == Some(&[0xBB, 0xBF]),
+            _ => false,
+        };
+        if invisible {
+            i += if b == 0xC2 { 1 } else { 2 };
+            continue;
+        }
+        dst.push(b);
+        space = false;
     }
 }
 
@@ -77,6 +94,7 @@ impl Builder {
             tag: Tag::Root,
             flags: 0,
             weight: 0,
+            kinds: 0,
             parent: 0,
             end: 0,
             a: 0,
@@ -179,11 +197,12 @@ impl Builder {
         }
         let a = &self.attrs;
         let mut flags = 0;
-        if tag.is_boilerplate()
-            || a.hidden
-            || role_is_boilerplate(&a.role)
-            || (!a.style.is_empty() && style_hides(&a.style))
-        {
+        if a.hidden || (!a.style.is_empty() && style_hides(&a.style)) {
+            flags |= HARD_JUNK | HIDDEN;
+        }
+        // `<noscript>` is parsed for the block model (a fallback copy of a script-rendered article is there),
+        // but the rules never score it: most of it is tracking pixels and "enable JavaScript" prompts
+        if tag.is_boilerplate() || tag == Noscript || role_is_boilerplate(&a.role) {
             flags |= HARD_JUNK;
         }
         let words = class_words(&a.class, &a.id);
@@ -202,6 +221,7 @@ impl Builder {
             tag,
             flags,
             weight: words.weight,
+            kinds: vocab::kinds(&a.class) | vocab::kinds(&a.id),
             parent: self.top(),
             end: idx + 1,
             a: class_hash(&a.class),
@@ -282,6 +302,7 @@ impl Builder {
             tag: Tag::Text,
             flags: 0,
             weight: 0,
+            kinds: 0,
             parent,
             end: idx + 1,
             a: start as u32,

@@ -61,7 +61,12 @@ impl Emitter for &mut Builder {
         self.last_start_tag.clear();
         self.last_start_tag.extend_from_slice(&self.tag);
         self.start_tag(self.self_closing);
-        naive_next_state(&self.last_start_tag)
+        // `<noscript>` is markup to a reader without scripts (and to lxml, which trafilatura and readability
+        // read pages with): a fallback copy of an article rendered by script is there, not in the script
+        match self.last_start_tag.as_slice() {
+            b"noscript" => None,
+            name => naive_next_state(name),
+        }
     }
 
     fn emit_current_comment(&mut self) {}

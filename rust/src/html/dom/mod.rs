@@ -30,6 +30,8 @@ pub const SOFT_JUNK: u8 = 2;
 pub const ARTICLE_BODY: u8 = 4;
 /// `role="presentation"` on a table (a layout table).
 pub const PRESENTATION: u8 = 8;
+/// Not shown: `hidden`, `aria-hidden="true"` or an inline style that hides it (also [`HARD_JUNK`]).
+pub const HIDDEN: u8 = 16;
 
 #[derive(Debug, Clone)]
 pub struct Node {
@@ -37,6 +39,8 @@ pub struct Node {
     pub flags: u8,
     /// Readability class weight (-50..=50).
     pub weight: i8,
+    /// What the class and id words say the element is ([`crate::html::vocab`] bits; 0 for text).
+    pub kinds: u16,
     pub parent: u32,
     /// One past the last node of this subtree.
     pub end: u32,

@@ -1,0 +1,77 @@
+//! Main text by the block model: Readability's pick becomes features of every unit, the model scores each
+//! unit, and the units that reach the favor mode's threshold are written out in document order.
+//!
+//! Why the rules stay underneath: where the article is on a page is what Readability's scoring finds well
+//! (one dense region of prose), and the model reads its choice as a feature; what the rules get wrong --
+//! a promo box that outscores a short article, a byline box taken for the article, a list of related links
+//! kept beside it, a lede or a last paragraph left outside the chosen subtree -- is what the model learns
+//! from labelled pages of many sites, with the text, tags, class words, containers and neighbours of each
+//! unit.
+
+use super::features::N;
+use super::model::Model;
+use super::page::Page;
+use super::pick;
+use crate::html::dom::Doc;
+use crate::html::tags::Tag;
+use crate::html::Favor;
+
+/// The main text of `doc` as `model` chooses it under `favor`: empty when no unit reaches the threshold,
+/// except that `Favor::Recall` then keeps the short body of a page without a block of text
+/// ([`super::short_page_text`]: a one-line note is what recall asks for).
+pub fn main_text(doc: &Doc, favor: Favor, model: &Model) -> String {
+    let page = page(doc);
+    let threshold = model.threshold(favor);
+    let mut f = [0f32; N];
+    let keep: Vec<bool> = (0..page.units.len())
+        .map(|u| {
+            page.features(u, &mut f);
+            model.score(&f) >= threshold
+        })
+        .collect();
+    let text = write(&page, &keep);
+    if text.is_empty() && favor == Favor::Recall {
+        return super::short_page_text(doc);
+    }
+    text
+}
+
+/// The units of `doc` with what the rules picked (balanced mode: the model was trained on its features).
+pub fn page(doc: &Doc) -> Page<'_> {
+    let (chosen, _) = pick(doc, Favor::Balanced);
+    let attempt = chosen.as_ref().map_or(4, |p| p.attempt);
+    Page::new(doc, chosen, attempt)
+}
+
+fn is_item(tag: Tag) -> bool {
+    matches!(tag, Tag::Li | Tag::Td | Tag::Th | Tag::Dd | Tag::Dt)
+}
+
+/// The kept units' text: paragraphs separated by a blank line, items of one list or table by a line break.
+pub fn write(page: &Page<'_>, keep: &[bool]) -> String {
+    let nodes = &page.doc.nodes;
+    let mut out: Vec<u8> = Vec::new();
+    let mut last: Option<usize> = None;
+    for (u, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
+        let start = out.len();
+        if let Some(prev) = last {
+            let (a, b) = (
+                page.units[prev].block as usize,
+                page.units[u].block as usize,
+            );
+            let (pa, pb) = (nodes[a].parent as usize, nodes[b].parent as usize);
+            let same_list = is_item(nodes[a].tag)
+                && is_item(nodes[b].tag)
+                && (pa == pb || nodes[pa].parent == nodes[pb].parent);
+            out.extend_from_slice(if same_list { b"\n" } else { b"\n\n" });
+        }
+        let text_start = out.len();
+        page.unit_text(u, &mut out);
+        if out.len() <= text_start {
+            out.truncate(start);
+            continue;
+        }
+        last = Some(u);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
