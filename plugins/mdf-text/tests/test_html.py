@@ -259,3 +259,34 @@ def test_comment_threads_named_in_the_page_language_are_dropped():
         text = run_operator(op(favor=favor), batch)[0].column("text")[0].as_py()
         assert ARTICLE[0] in text, favor
         assert "Leser 3" not in text, (favor, text)
+
+
+def test_blocks_model_reaches_the_kernel():
+    """``blocks: model`` extracts with the block model shipped in the kernel (the text equals the kernel's own
+    ``html_extract(model=html_block_model())``), ``blocks: rules`` (the default) without it; an unknown value
+    fails at construction. The page: a short article broken by ``<br><br>`` beside a sidebar box offering a
+    white paper in one long, comma-rich paragraph (issue 49's failure class), where the rules keep the box
+    alone and the model keeps the article. Seen red with the operator not passing ``model`` to the kernel
+    (the model's text lacked the article)."""
+    import mdf_kernels
+
+    promo = (
+        "Our free white paper explains, step by step, how councils, planners, engineers, cyclists, residents, "
+        "shop owners, and local groups can work together, plan, fund, build, and maintain safe, green, and "
+        "popular streets, with twelve case studies, checklists, templates, and interviews, in forty pages"
+    )
+    page = (
+        f'<html><body><div class="col-a"><div class="inner"><h1>Ferry terminal</h1><div class="text">'
+        f'{"<br><br>".join(ARTICLE)}</div></div></div><div class="col-b"><div class="box"><h3>Free White Paper'
+        f'</h3><p>{promo}.</p><p><a href="/download">Download now</a></p></div></div></body></html>'
+    )
+    batch = pa.RecordBatch.from_pydict({"body": [page]})
+    model = run_operator(op(blocks="model"), batch)[0].column("text")[0].as_py()
+    rules = run_operator(op(), batch)[0].column("text")[0].as_py()
+    kernel = mdf_kernels.html_extract(pa.array([page]), model=mdf_kernels.html_block_model())
+    assert model == kernel.field("text")[0].as_py()
+    assert rules == mdf_kernels.html_extract(pa.array([page])).field("text")[0].as_py()
+    assert all(p in model for p in ARTICLE)
+    assert model != rules
+    with pytest.raises(ValueError, match="blocks"):
+        op(blocks="tree")
