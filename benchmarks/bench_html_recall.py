@@ -31,11 +31,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from html.parser import HTMLParser
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_html_extract import decode, extractor, load_pages, peer_python, prf
+from html_quality.data import html_text  # Readability's expected output as text, as bench_html_quality reads it
 
 HERE = Path(__file__).resolve().parent
 READABILITY = HERE.parent.parent / "shared" / "data" / "readability-pages"
@@ -49,24 +49,6 @@ RUNS = [
     ("readability", "readability", "balanced"),
     ("resiliparse", "resiliparse", "balanced"),
 ]
-
-
-class _Text(HTMLParser):
-    """Text content of Readability's expected output (script/style never occur there)."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-
-    def handle_data(self, data: str) -> None:
-        self.parts.append(data)
-
-
-def html_text(html: str) -> str:
-    parser = _Text()
-    parser.feed(html)
-    parser.close()
-    return " ".join(parser.parts)
 
 
 def load_readability() -> tuple[list[str], list[str], list[str]]:
