@@ -51,6 +51,7 @@ __all__ = [
     "hash64",
     "hash128",
     "html_block_features",
+    "html_block_model",
     "html_blocks",
     "html_extract",
     "image_hashes",
