@@ -40,7 +40,8 @@ HERE = Path(__file__).resolve().parent
 AEB = HERE.parent.parent / "shared" / "data" / "aeb"
 PEER_VENV = HERE / ".venv-html"
 PEERS = ("trafilatura", "readability", "resiliparse")
-PEER_PACKAGES = ["trafilatura>=2", "readability-lxml>=0.8", "resiliparse>=0.14"]
+# the peers' versions, one list for every html benchmark (they share the venv): the ones the quality figures name
+PEER_PACKAGES = ["trafilatura==2.3.*", "readability-lxml==0.9.*", "resiliparse==2.0.*", "pyarrow"]
 META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([\w-]+)""", re.I)
 TOKEN = re.compile(r"\w+")
 

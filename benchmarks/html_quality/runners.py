@@ -22,20 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_html_extract import peer_python  # the peers' venv, shared by every html benchmark
+
 HERE = Path(__file__).resolve().parent
-PEER_VENV = HERE.parent / ".venv-html"
 CACHE = HERE.parent / ".data" / "html-quality"
-PEER_PACKAGES = ["trafilatura==2.3.*", "readability-lxml==0.9.*", "resiliparse==2.0.*", "pyarrow"]
 PEERS = ("trafilatura", "readability", "resiliparse")
 FAVORS = ("precision", "balanced", "recall")
-
-
-def peer_python() -> Path:
-    py = PEER_VENV / "bin" / "python"
-    if not py.exists():
-        subprocess.run(["uv", "venv", "-q", str(PEER_VENV), "-p", "3.11"], check=True)
-        subprocess.run(["uv", "pip", "install", "-q", "--python", str(py), *PEER_PACKAGES], check=True)
-    return py
 
 
 def mdf_texts(pages: list[bytes], favor: str = "balanced", model: bytes | None = None) -> list[str]:

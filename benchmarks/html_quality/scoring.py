@@ -12,8 +12,9 @@ macro-averaged (an empty extraction scores 0).
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
+
+from bench_html_extract import prf as token_prf  # bag-of-words P/R/F1, as bench_html_extract scores
 
 from .data import Page
 
@@ -58,15 +59,6 @@ class Counts:
 
     def prf(self, kind: str) -> tuple[float, float, float]:
         return self.snippet_prf() if kind == "snippet" else self.token_prf()
-
-
-def token_prf(pred: str, gold: str) -> tuple[float, float, float]:
-    p, g = Counter(TOKEN.findall(pred)), Counter(TOKEN.findall(gold))
-    common = sum((p & g).values())
-    if not common:
-        return 0.0, 0.0, 0.0
-    precision, recall = common / sum(p.values()), common / sum(g.values())
-    return precision, recall, 2 * precision * recall / (precision + recall)
 
 
 def metric(page: Page) -> str:
