@@ -18,7 +18,6 @@ from bench_html_extract import prf as token_prf  # bag-of-words P/R/F1, as bench
 
 from .data import Page
 
-TOKEN = re.compile(r"\w+")
 SPACE = re.compile(r"\s+")
 
 
