@@ -23,6 +23,7 @@ mod feed;
 pub mod gz;
 pub mod header;
 mod record;
+mod skip;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -79,7 +80,7 @@ struct Skip {
     left: u64,
     offset: u64,
     length: u64,
-    row: Option<record::Pending>,
+    row: Option<skip::Pending>,
 }
 
 pub struct Scanner {

@@ -15,24 +15,11 @@
 
 use super::batch::{Batch, Row};
 use super::header::{self, Fields, MAX_HEADER};
+use super::skip::Pending;
 use super::{view, Edge, Scanner, Skip, Step, FIRST_BATCH_BYTES, STEP};
 
 const RESPONSE: u32 = 4;
 const VERSION_START: &[u8] = b"WARC/";
-
-/// A rejected row waiting for its record's block to stream past (only then is the record known whole).
-pub struct Pending {
-    id: Option<String>,
-    url: Option<String>,
-    date: Option<String>,
-    warc_type: &'static str,
-    status: Option<u16>,
-    content_type: Option<String>,
-    offset: u64,
-    member_index: i32,
-    reason: &'static str,
-    detail: String,
-}
 
 impl Scanner {
     /// Parse every whole record of the bytes readable now.
@@ -92,7 +79,7 @@ impl Scanner {
         }
     }
 
-    fn damage(&mut self, at: u64, msg: String) {
+    pub(super) fn damage(&mut self, at: u64, msg: String) {
         self.damages.push((at, msg));
     }
 
@@ -314,33 +301,6 @@ impl Scanner {
         None
     }
 
-    /// The record at `pos` needs bytes up to `need` past it that are not there: wait (more may come), drop it
-    /// (a cut: its member's damage covers it), or report it cut short by the input's end (`msg(offset)`).
-    fn short(
-        &mut self,
-        end: usize,
-        edge: Edge,
-        need: usize,
-        msg: impl FnOnce(u64) -> String,
-    ) -> Option<Step> {
-        match edge {
-            Edge::Open => {
-                self.need = need;
-                Some(Step::More)
-            }
-            Edge::Eof => {
-                let offset = self.file_offset(self.pos);
-                self.damage(offset, msg(offset));
-                self.pos = end;
-                None
-            }
-            Edge::Cut => {
-                self.pos = end;
-                None
-            }
-        }
-    }
-
     /// Why a record cut by the input's end is damage: its body bytes out of the body's length when it is one
     /// the reader would return, else its block's bytes (the words of the FastWARC path).
     fn truncated(&self, offset: u64, fields: &Fields<'_>, block: &[u8], length: usize, wanted: bool) -> String {
@@ -359,52 +319,6 @@ impl Scanner {
         let skip = http.as_ref().map_or(0, |h| h.len);
         let (got, want) = (block.len().saturating_sub(skip), length.saturating_sub(skip));
         format!("truncated WARC record at byte {offset}: {got} of {want}")
-    }
-
-    /// Stream past the block of the record being skipped; its rejected row once the block is whole.
-    fn skip_block(&mut self, end: usize, edge: Edge) -> Option<Step> {
-        let skip = self.skip.as_mut().expect("skipping");
-        let n = skip.left.min((end - self.pos) as u64);
-        self.pos += n as usize;
-        skip.left -= n;
-        if skip.left > 0 {
-            match edge {
-                Edge::Open => {
-                    self.need = skip.left.min(STEP as u64) as usize;
-                    return Some(Step::More);
-                }
-                Edge::Eof => {
-                    let (offset, length) = (skip.offset, skip.length);
-                    let msg = format!(
-                        "truncated WARC record at byte {offset}: {} of {length} bytes",
-                        length - skip.left
-                    );
-                    self.damage(offset, msg);
-                }
-                Edge::Cut => {}
-            }
-            self.skip = None;
-            return None;
-        }
-        if let Some(p) = self.skip.take().and_then(|s| s.row) {
-            let row = Row {
-                id: p.id.as_deref(),
-                url: p.url.as_deref(),
-                date: p.date.as_deref(),
-                warc_type: p.warc_type,
-                status: p.status,
-                content_type: p.content_type.as_deref(),
-                body: &[],
-                offset: p.offset,
-                member_index: p.member_index,
-                chunked: false,
-                content_encoding: None,
-                reason: Some(p.reason),
-                detail: Some(&p.detail),
-            };
-            push(&mut self.batch, &mut self.ready, &self.cfg, &row);
-        }
-        None
     }
 
     /// Does a record of Content-Type `ctype` pass the `mime_types` filter?
@@ -428,7 +342,7 @@ impl Scanner {
 }
 
 /// Append `row` to the batch, first handing the batch over when it is full (rows, or body bytes).
-fn push(batch: &mut Batch, ready: &mut Vec<arrow_array::StructArray>, cfg: &super::Config, row: &Row<'_>) {
+pub(super) fn push(batch: &mut Batch, ready: &mut Vec<arrow_array::StructArray>, cfg: &super::Config, row: &Row<'_>) {
     if batch.rows >= cfg.batch_rows
         || (batch.rows > 0 && batch.body_bytes + row.body.len() > cfg.max_batch_bytes)
     {
