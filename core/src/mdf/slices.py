@@ -38,7 +38,7 @@ from typing import Any
 from mdf import layout
 from mdf.checks import rejected_folder_schema
 from mdf.deduplicator import Deduplicator
-from mdf.errors import MdfError, RecipeError
+from mdf.errors import RecipeError
 from mdf.executor.inline import InlineParams
 from mdf.executor.inline_pass import InlinePass
 from mdf.executor.threads import auto_bytes_in_flight
@@ -48,18 +48,14 @@ from mdf.io.rejected import FILE as REJECTED_SCHEMA
 from mdf.metrics import RunMetrics
 from mdf.output_paths import output_dirs
 from mdf.plan import Plan
+from mdf.planning import prepare
 from mdf.plugin_set import Plugins
 from mdf.recipe import Recipe
-from mdf.run import prepare
 from mdf.storage.urls import is_remote
 from mdf.tally import Counts
 
 RECORDS = "shards"
 """``<output>/_mdf/shards/``: one completion record per shard, ``<number>.json``."""
-
-
-class MissingShards(MdfError):
-    """``--finalize`` found shards without a completion record: run them first (exit 1, nothing published)."""
 
 
 @dataclass
@@ -93,7 +89,7 @@ def slice_plan(recipe: Recipe, resume: bool = False, plugins: Plugins | None = N
                 stateful.append(f"{spec.name} (stages[{i}].operators[{j}])")
     fp = Fingerprint.of(plan)
     output = str(recipe.writer.params.get("path", "."))
-    records = _read_records(output)
+    records = read_records(output)
     if not resume and any(_has_data(path) for _, path in output_dirs(recipe)):
         raise RecipeError(
             f"writer.path: '{output}' is not empty; pass --resume to continue the slice runs that wrote it, or "
@@ -110,12 +106,12 @@ def slice_plan(recipe: Recipe, resume: bool = False, plugins: Plugins | None = N
 
 def shard_records(output: str | os.PathLike[str]) -> list[str]:
     """The ids of the shards of ``output`` that have a completion record (in shard order)."""
-    return [r["shard"] for _, r in sorted(_read_records(output).items())]
+    return [r["shard"] for _, r in sorted(read_records(output).items())]
 
 
 def run_slice(recipe: Recipe, numbers: list[int], plugins: Plugins | None = None) -> RunMetrics:
     """Run the shards numbered ``numbers`` inline into the shared output, each with its completion record."""
-    sp = _checked(recipe, plugins)
+    sp = checked(recipe, plugins)
     plan = sp.plan
     bad = [n for n in numbers if not 0 <= n < len(plan.shards)]
     if bad or not numbers:
@@ -127,7 +123,7 @@ def run_slice(recipe: Recipe, numbers: list[int], plugins: Plugins | None = None
     for role, path in output_dirs(recipe):
         os.makedirs(layout.meta_dir(path) / RECORDS, exist_ok=True)
         if role == "rejected":
-            _write_atomic(layout.meta_dir(path) / REJECTED_SCHEMA, _schema_bytes(plan))
+            write_atomic(layout.meta_dir(path) / REJECTED_SCHEMA, _schema_bytes(plan))
     writers = _writers(plan)
     for shard in shards:  # a rerun replaces: no record until done, no part of an earlier attempt left
         _record_path(sp.output, shard.index).unlink(missing_ok=True)
@@ -158,67 +154,17 @@ class _SlicePass(InlinePass):
         paths = [p for r in self.runners for s in r.sinks if s.shard == shard.id and s.committed_ok()
                  for p in s.committed.result()]  # type: ignore[union-attr]  # fmt: skip
         for path in paths:  # the parts reach the disk before the record that says they are there
-            _fsync(path)
+            fsync(path)
         for folder in {os.path.dirname(p) for p in paths}:
-            _fsync(folder)
+            fsync(folder)
         record = {"format": 1, "shard": shard.id, "index": shard.index, "fingerprint": self.sp.fingerprint.sha,
                   "host": socket.gethostname(), "pid": os.getpid(), "started": self.started, "finished": time.time(),
                   "parts": sorted(os.path.basename(p) for p in paths), "counts": counts.to_dict()}  # fmt: skip
-        _write_atomic(_record_path(self.sp.output, shard.index), json.dumps(record).encode())
+        write_atomic(_record_path(self.sp.output, shard.index), json.dumps(record).encode())
 
 
-def finalize(recipe: Recipe, plugins: Plugins | None = None) -> Any:
-    """Check that every shard has a completion record of this recipe, then publish the output as one run:
-    the owned run (:class:`mdf.ownership.OwnedRun`, released) and its metrics."""
-    from mdf.executor.batches import PassCounter
-    from mdf.executor.inline_metrics import InlineMetrics
-    from mdf.io.lineage import write_shard_map
-    from mdf.ownership import _write_record, claim
-    from mdf.report.build import write_report
-    from mdf.report.context import run_context
-
-    sp = _checked(recipe, plugins)
-    records = {r["shard"]: r for r in _read_records(sp.output).values() if r.get("fingerprint") == sp.fingerprint.sha}
-    missing = [i for i, s in enumerate(sp.shard_ids) if s not in records]
-    if missing:
-        nums = ",".join(map(str, missing))
-        raise MissingShards(
-            f"{len(missing)} of {len(sp.shard_ids)} shard(s) have no completion record ({_span(missing)}); run them "
-            f"first (mdf run {recipe.source} --shards {nums}, or mdf slurm run ... --resume), then --finalize again"
-        )
-    total = Counts()
-    for shard_id in sp.shard_ids:
-        total.merge(Counts.from_dict(records[shard_id]["counts"]))
-    done = list(records.values())
-    metrics = RunMetrics(executor="inline", shards=len(sp.shard_ids), executor_metrics=InlineMetrics())
-    total.add_to(metrics)  # rows, reasons, damaged files; the operators go in by position below
-    counter = PassCounter(metrics, recipe.stages)
-    counter.operators[: len(total.operators)] = total.operators
-    metrics = counter.finish(round(max(r["finished"] for r in done) - min(r["started"] for r in done), 3))
-    for _, path in output_dirs(recipe):  # a run record for claim() to resume: the slices' fingerprint
-        if not layout.run_record_path(path).exists():
-            _write_record(Path(path), sp.fingerprint, "slices", False)
-    resumed = recipe.model_copy(update={"executor": recipe.executor.model_copy(update={"resume": True})})
-    owned = claim(dataclasses.replace(sp.plan, recipe=resumed))
-    try:
-        write_shard_map([str(d.work) for d in owned.dirs], sp.plan.shards)
-        metrics.context = run_context(recipe, sp.plan.batch_plan, sp.plan.batch_rows, None)
-        owned.finish(metrics)
-        for d in owned.dirs:
-            names = sorted(p.name for p in Path(d.published).iterdir() if layout.is_data_name(p.name))
-            files = [{"name": n, "size": (Path(d.published) / n).stat().st_size} for n in names]
-            blob = {"fingerprint": sp.fingerprint.sha, "shards": len(sp.shard_ids), "files": files}
-            _write_atomic(Path(d.published) / "_SUCCESS", json.dumps(blob, indent=1).encode())
-        try:
-            metrics.report = write_report(owned.output)
-        except Exception as exc:  # the data and metrics are published; `mdf report` retries the report
-            metrics.report_error = f"{type(exc).__name__}: {exc}"
-    finally:
-        owned.release()
-    return metrics
-
-
-def _checked(recipe: Recipe, plugins: Plugins | None) -> SlicePlan:
+def checked(recipe: Recipe, plugins: Plugins | None) -> SlicePlan:
+    """The slice plan of a slice run or a finalize: records of another recipe refused, and state across shards."""
     sp = slice_plan(recipe, resume=True, plugins=plugins)
     if sp.stateful:
         raise RecipeError(
@@ -226,11 +172,6 @@ def _checked(recipe: Recipe, plugins: Plugins | None) -> SlicePlan:
             "run (mdf run, or mdf slurm run --nodes N) instead"
         )
     return sp
-
-
-def _span(numbers: list[int]) -> str:
-    shown = ",".join(map(str, numbers[:20]))
-    return f"shards {shown}{f' and {len(numbers) - 20} more' if len(numbers) > 20 else ''}"
 
 
 def _writers(plan: Plan) -> list[Any]:
@@ -260,7 +201,7 @@ def _record_path(output: str, index: int) -> Path:
     return layout.meta_dir(output) / RECORDS / f"{index:06d}.json"
 
 
-def _read_records(output: str | os.PathLike[str]) -> dict[int, dict[str, Any]]:
+def read_records(output: str | os.PathLike[str]) -> dict[int, dict[str, Any]]:
     folder = layout.meta_dir(output) / RECORDS
     out: dict[int, dict[str, Any]] = {}
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
@@ -277,7 +218,7 @@ def _has_data(path: str) -> bool:
     return folder.is_dir() and any(p.name != layout.META for p in folder.iterdir())
 
 
-def _write_atomic(path: Path, blob: bytes) -> None:
+def write_atomic(path: Path, blob: bytes) -> None:
     """Write ``blob`` under a name of this process, fsync, rename: concurrent tasks never share a temp file."""
     if not blob:
         return
@@ -287,10 +228,10 @@ def _write_atomic(path: Path, blob: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    _fsync(str(path.parent))
+    fsync(str(path.parent))
 
 
-def _fsync(path: str) -> None:
+def fsync(path: str) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -99,13 +99,14 @@ def command(
 
 def _slices(parsed: Recipe, shards: str | None, finalize: bool, overwrite: bool, quiet: bool) -> None:
     """``--shards`` or ``--finalize``: one line of what was done (none with ``--quiet``), exit 1 unbalanced."""
+    from mdf import finalize as publish
     from mdf import slices
 
     if overwrite or (shards is not None and finalize):
         raise click.UsageError("--shards and --finalize exclude each other and --overwrite")
     with handling_sigterm():
         if finalize:
-            metrics = slices.finalize(parsed)
+            metrics = publish.finalize(parsed)
         else:
             try:
                 numbers = [int(x) for x in shards.split(",") if x.strip()] if shards else []
