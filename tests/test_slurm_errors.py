@@ -97,8 +97,8 @@ def test_nodes_or_array_exactly_one(cluster: SlurmCluster, recipe: Path) -> None
 def test_array_mode_into_a_non_empty_output_is_refused_in_one_line(cluster: SlurmCluster, recipe: Path,
                                                                     tmp_path: Path) -> None:  # fmt: skip
     """``--array`` into an output that holds files, without ``--resume``: exit 2 in one line naming ``--resume``,
-    nothing submitted, the files left alone. Seen red with the check taken out of ``mdf.slice_plan``: the array
-    was submitted and its tasks wrote beside the files."""
+    nothing submitted, the files left alone. Seen red with the check taken out of ``mdf.slice_plan``: exit 0,
+    "submitted ...: 2 shard(s) in 2 task(s); array job(s) 1 (tasks 0-1); finalize job 2 after them"."""
     (tmp_path / "out").mkdir(exist_ok=True)
     (tmp_path / "out" / "mine.parquet").write_bytes(b"not mdf's")
     out = cluster.mdf("slurm", "run", str(recipe), "--array", "2")
