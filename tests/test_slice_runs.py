@@ -131,18 +131,23 @@ def _indexes(records: Path) -> set[str]:
 
 def test_a_rerun_shard_replaces_its_parts(w1: Path, w1_inline: Path, tmp_path: Path) -> None:
     """A shard run twice (a task Slurm retried, a --resume that overlaps) gives its rows once; a stale piece an
-    earlier attempt committed (``<shard>.1.parquet``) is removed. Seen red on 49c4b5c: no `--shards`; and with
-    the rerun's removal of earlier parts taken out (``mdf.slices._remove_parts``): the stale piece stayed."""
+    earlier attempt committed (``<shard>.1.parquet``) and an unfinished one a killed attempt left (``.tmp``) are
+    removed. Seen red on 49c4b5c: no `--shards`; and with the rerun's removal of earlier parts taken out
+    (``mdf.slices._remove_parts``): the stale piece stayed."""
     recipe = w1_recipe(tmp_path, w1)
     _slices(recipe, SLICES)
     first = sorted((tmp_path / "out").glob("*.parquet"))[0]
     stale = first.with_name(first.name.replace(".parquet", ".1.parquet"))
     stale.write_bytes(first.read_bytes())
+    left = first.with_name(first.name.replace(".parquet", ".2.parquet.tmp"))  # a killed attempt's unfinished piece
+    left.write_bytes(b"half")
     _slices(recipe, ["0,1,2,3,4,5,6,7,8,9"])
-    assert not stale.exists()
+    assert not stale.exists() and not left.exists()
     out = run_mdf("run", "-q", str(recipe), "--finalize")
     assert out.returncode == 0, out.stderr[-3000:]
     assert_same_run(tmp_path, w1_inline)
+    success = json.loads((tmp_path / "out" / "_SUCCESS").read_text())
+    assert [f["name"] for f in success["files"]] == sorted(p.name for p in (tmp_path / "out").glob("*.parquet"))
 
 
 def test_finalize_with_a_missing_shard_fails_in_one_line(w1: Path, tmp_path: Path) -> None:

@@ -67,8 +67,9 @@ def finalize(recipe: Recipe, plugins: Plugins | None = None) -> Any:
         write_shard_map([str(d.work) for d in owned.dirs], sp.plan.shards)
         metrics.context = run_context(recipe, sp.plan.batch_plan, sp.plan.batch_rows, None)
         owned.finish(metrics)
+        parts = {name for r in done for name in r["parts"]}  # not a .tmp a killed attempt left
         for d in owned.dirs:
-            names = sorted(p.name for p in Path(d.published).iterdir() if layout.is_data_name(p.name))
+            names = sorted(p.name for p in Path(d.published).iterdir() if p.name in parts)
             files = [{"name": n, "size": (Path(d.published) / n).stat().st_size} for n in names]
             blob = {"fingerprint": sp.fingerprint.sha, "shards": len(sp.shard_ids), "files": files}
             write_atomic(Path(d.published) / "_SUCCESS", json.dumps(blob, indent=1).encode())

@@ -182,11 +182,12 @@ def _writers(plan: Plan) -> list[Any]:
 
 
 def _remove_parts(writer: Any, shard_id: str) -> None:
-    """The part files an earlier attempt committed for ``shard_id``: ``<id><suffix>``, ``<id>.<n><suffix>``."""
+    """The part files an earlier attempt committed for ``shard_id`` (``<id><suffix>``, ``<id>.<n><suffix>``), and
+    the ``.tmp`` ones an attempt killed mid-shard left."""
     first = writer.part_path(shard_id)
     folder, name = os.path.split(first)
     suffix = name[len(shard_id) :]
-    piece = re.compile(re.escape(shard_id) + r"(\.\d+)?" + re.escape(suffix) + "$")
+    piece = re.compile(re.escape(shard_id) + r"(\.\d+)?" + re.escape(suffix) + r"(\.tmp)?$")
     for entry in os.listdir(folder):
         if piece.match(entry):
             os.unlink(os.path.join(folder, entry))
