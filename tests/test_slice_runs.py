@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from .conftest import ROOT, mdf_command, run_mdf
-from .w1_helpers import assert_same_run, metrics, write_w1
+from .w1_helpers import assert_same_run, inline_reference, metrics, write_w1
 from .w1_helpers import w1_recipe as w1_file
 
 SLICES = ["0,3,6,9", "1,4,7", "2,5,8"]  # not contiguous: a resumed slice need not be
@@ -36,10 +36,7 @@ def w1_recipe(tmp: Path, data: Path, extra_ops: list | None = None) -> Path:
 
 @pytest.fixture(scope="module")
 def w1_inline(w1: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("slices-inline")
-    out = run_mdf("run", "-q", str(w1_recipe(tmp, w1)))
-    assert out.returncode == 0, out.stderr[-3000:]
-    return tmp
+    return inline_reference(tmp_path_factory.mktemp("slices-inline"), lambda t: w1_recipe(t, w1), run_mdf)
 
 
 def _slices(recipe: Path, slices: list[str]) -> None:

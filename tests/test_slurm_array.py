@@ -30,7 +30,7 @@ import yaml
 from .conftest import ROOT
 from .ray_helpers import assert_same_outputs
 from .slurm_cluster import SlurmCluster, started, unavailable
-from .w1_helpers import assert_same_run, write_w1
+from .w1_helpers import assert_same_run, inline_reference, write_w1
 from .w1_helpers import w1_recipe as w1_file
 
 pytest.importorskip("mdf_slurm")
@@ -56,10 +56,7 @@ def w1_recipe(tmp: Path, data: Path, extra_ops: list | None = None) -> Path:
 
 @pytest.fixture(scope="module")
 def w1_inline(cluster: SlurmCluster, w1: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("slurm-array-inline")
-    out = cluster.mdf("run", "-q", str(w1_recipe(tmp, w1)))
-    assert out.returncode == 0, out.stderr[-3000:]
-    return tmp
+    return inline_reference(tmp_path_factory.mktemp("slurm-array-inline"), lambda t: w1_recipe(t, w1), cluster.mdf)
 
 
 def test_w1_in_five_tasks_split_at_max_array_size_equals_the_inline_run(

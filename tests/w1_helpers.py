@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -27,6 +29,16 @@ def w1_recipe(tmp: Path, data: Path, batch_rows: int, extra_ops: list | None = N
     path = tmp / "w1.yaml"
     path.write_text(yaml.safe_dump(recipe))
     return path
+
+
+def inline_reference(
+    tmp: Path, recipe: Callable[[Path], Path], mdf: Callable[..., subprocess.CompletedProcess]
+) -> Path:
+    """``tmp`` after one plain ``mdf run -q`` of ``recipe(tmp)`` through ``mdf`` (here, or on a cluster's login
+    host): the rows every other way of running it must give."""
+    out = mdf("run", "-q", str(recipe(tmp)))
+    assert out.returncode == 0, out.stderr[-3000:]
+    return tmp
 
 
 def metrics(folder: Path) -> dict:
