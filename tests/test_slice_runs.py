@@ -103,7 +103,7 @@ def test_a_killed_slice_then_its_rerun_give_the_clean_rows(w1: Path, w1_inline: 
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     records = tmp_path / "out" / "_mdf" / "shards"
     deadline = time.monotonic() + 240
-    while not (records.is_dir() and any(records.glob("00000*.json")) and len(list(records.glob("*.json"))) > 6):
+    while not (records.is_dir() and len(list(records.glob("*.json"))) > 6):  # the other slices' 6, and one of its
         assert proc.poll() is None and time.monotonic() < deadline, "the slice ended before a record appeared"
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
