@@ -104,15 +104,16 @@ def _slices(parsed: Recipe, shards: str | None, finalize: bool, overwrite: bool,
 
     if overwrite or (shards is not None and finalize):
         raise click.UsageError("--shards and --finalize exclude each other and --overwrite")
-    with handling_sigterm():
-        if finalize:
-            metrics = publish.finalize(parsed)
-        else:
-            try:
-                numbers = [int(x) for x in shards.split(",") if x.strip()] if shards else []
-            except ValueError:
-                raise click.UsageError(f"--shards: '{shards}' is not comma-separated shard numbers") from None
-            metrics = slices.run_slice(parsed, numbers)
+    try:
+        numbers = [int(x) for x in shards.split(",") if x.strip()] if shards else []
+    except ValueError:
+        raise click.UsageError(f"--shards: '{shards}' is not comma-separated shard numbers") from None
+    try:
+        with handling_sigterm():
+            metrics = publish.finalize(parsed) if finalize else slices.run_slice(parsed, numbers)
+    except Terminated as exc:  # scancel: the shards recorded stay; a rerun of the slice does the rest
+        click.echo(f"error: {exc}; the shards with a completion record are kept: run the others again", err=True)
+        sys.exit(128 + exc.signum)
     what = "published" if finalize else f"{metrics.shards} shard(s) done"
     if not quiet:
         click.echo(f"{what}: {metrics.rows_read:,} read -> {metrics.rows_written:,} kept + "
