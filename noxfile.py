@@ -242,8 +242,8 @@ def slurm(session: nox.Session) -> None:
     """mdf on a real Slurm: Debian's slurmctld, slurmd and munge (installed here when missing), a controller and
     two compute nodes, each a network and UTS namespace of its own (tests/slurm_cluster.py; needs root), started
     and stopped by the tests: allocation mode (Ray across the nodes; a node lost, a job cancelled, --resume),
-    errors in one line; array mode's tests skip with the reason until core has slice runs; then mdf-slurm's own
-    tests."""
+    array mode (slices of shards as array tasks on core's slice runs; a task cancelled or its node lost, then
+    --resume), errors in one line; then mdf-slurm's own tests."""
     slurm_programs = ("slurmctld", "slurmd", "sbatch", "munged", "ip")
     if any(shutil.which(p, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") is None for p in slurm_programs):
         _apt_install(session, "slurmctld", "slurmd", "slurm-client", "munge", "iproute2")

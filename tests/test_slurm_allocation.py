@@ -25,11 +25,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-import yaml
 
 from .conftest import ROOT
-from .ray_helpers import assert_same_outputs, text_recipe
+from .ray_helpers import assert_same_outputs
 from .slurm_cluster import SlurmCluster, started, unavailable
+from .w1_helpers import w1_recipe as w1_file
+from .w1_helpers import write_w1
 
 pytest.importorskip("ray")
 pytest.importorskip("mdf_slurm")
@@ -48,20 +49,11 @@ def cluster() -> Iterator[SlurmCluster]:
 
 @pytest.fixture(scope="module")
 def w1(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from mdf.demo_data import DemoSpec, write_dataset
-
-    folder = tmp_path_factory.mktemp("slurm-w1")
-    write_dataset(str(folder), DemoSpec(rows=24_000, files=6), row_group_rows=2000)
-    return folder
+    return write_w1(tmp_path_factory.mktemp("slurm-w1"), rows=24_000, files=6, row_group_rows=2000)
 
 
 def w1_recipe(tmp: Path, data: Path, extra_ops: list | None = None) -> Path:
-    reader = {"type": "parquet", "paths": [str(data / "*.parquet")]}
-    executor = {"type": "inline", "batch_rows": 2000}
-    recipe = text_recipe(tmp, reader, executor, extra_ops=[*DEDUP, *(extra_ops or [])], replicas=2)
-    path = tmp / "w1.yaml"
-    path.write_text(yaml.safe_dump(recipe))
-    return path
+    return w1_file(tmp, data, 2000, [*DEDUP, *(extra_ops or [])], replicas=2)
 
 
 def inline_run(cluster: SlurmCluster, recipe: Path, *sets: str) -> None:

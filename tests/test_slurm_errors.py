@@ -94,15 +94,17 @@ def test_nodes_or_array_exactly_one(cluster: SlurmCluster, recipe: Path) -> None
     assert out.returncode == 2 and "exactly one of --nodes N" in out.stderr, out.stderr
 
 
-def test_array_mode_without_the_slice_api_is_refused_in_one_line(cluster: SlurmCluster, recipe: Path,
-                                                                 tmp_path: Path) -> None:  # fmt: skip
-    """Core has no slice runs yet (``mdf run --shards``/``--finalize``): ``--array`` says so and names ``--nodes``,
-    exit 2, nothing submitted or written. Seen red on the merge of main (before the refusal): "error: unexpected
-    ImportError: cannot import name 'shard_records' from 'mdf' ... please report it", exit 1."""
+def test_array_mode_into_a_non_empty_output_is_refused_in_one_line(cluster: SlurmCluster, recipe: Path,
+                                                                    tmp_path: Path) -> None:  # fmt: skip
+    """``--array`` into an output that holds files, without ``--resume``: exit 2 in one line naming ``--resume``,
+    nothing submitted, the files left alone. Seen red with the check taken out of ``mdf.slice_plan``: exit 0,
+    "submitted ...: 2 shard(s) in 2 task(s); array job(s) 1 (tasks 0-1); finalize job 2 after them"."""
+    (tmp_path / "out").mkdir(exist_ok=True)
+    (tmp_path / "out" / "mine.parquet").write_bytes(b"not mdf's")
     out = cluster.mdf("slurm", "run", str(recipe), "--array", "2")
-    _one_line(out, "array mode needs mdf's slice runs", "--nodes N")
+    _one_line(out, "is not empty", "--resume")
     _queue_empty(cluster)
-    assert not (tmp_path / "out").exists()
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["mine.parquet"]
 
 
 def test_no_slurm_process_outlives_the_cluster() -> None:

@@ -98,6 +98,8 @@ _EXPORTS = {
     "run_passes": "mdf.executor.passes",
     "with_columns": "mdf.native",
     "shard_ids": "mdf.io.sharding",
+    "shard_records": "mdf.slices",
+    "slice_plan": "mdf.slices",
 }
 
 if TYPE_CHECKING:
@@ -119,6 +121,7 @@ if TYPE_CHECKING:
     from mdf.registry import Registry
     from mdf.resolve import load_recipe
     from mdf.run_stats import ExecutorMetrics, ExecutorSection
+    from mdf.slices import shard_records, slice_plan
     from mdf.state import NO_MATCH, KeyState, StateType
 
 
@@ -177,5 +180,7 @@ __all__ = [
     "native_kernel",
     "run_passes",
     "shard_ids",
+    "shard_records",
+    "slice_plan",
     "with_columns",
 ]

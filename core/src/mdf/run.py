@@ -1,6 +1,7 @@
-"""A run's life above every executor: :func:`prepare` (the plan, every check before work), which executor runs
-it, and :func:`run_recipe` (claim the output, run, write metrics, report and lineage). Not in ``mdf.executor``,
-which holds executors: the life of a run uses them, they do not use it.
+"""A run's life above every executor: :func:`prepare` (the plan, every check before work; from
+:mod:`mdf.planning`), which executor runs it, and :func:`run_recipe` (claim the output, run, write metrics,
+report and lineage). Not in ``mdf.executor``, which holds executors: the life of a run uses them, they do not
+use it.
 
 :func:`prepare` does everything that can fail because of the recipe or the input listing (resolving names,
 validating parameters, listing shards, reading Parquet footers) so a bad run fails with exit code 2 before a
@@ -11,7 +12,6 @@ and why; ``mdf run`` prints that as one line.
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import os
 import shutil
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mdf import __version__, layout
-from mdf.checks import preflight, rejected_folder_schema
+from mdf.checks import rejected_folder_schema
 from mdf.errors import MdfError
 from mdf.executor.api import Executor
 from mdf.io.lineage import write_shard_map
@@ -28,30 +28,15 @@ from mdf.io.sharding import take_notes
 from mdf.metrics import RunMetrics
 from mdf.ownership import claim
 from mdf.plan import Plan
+from mdf.planning import prepare
 from mdf.plugin_set import Plugins
-from mdf.plugins import load_plugins
 from mdf.recipe import Recipe
 from mdf.report.build import write_report
 from mdf.report.context import run_context
-from mdf.resolve import build_component, check_executor, choose_executor
+from mdf.resolve import check_executor, choose_executor
 from mdf.run_stats import ClusterInfo
 from mdf.runlog import LOG, run_log
 from mdf.terminate import as_terminated
-
-
-def prepare(recipe: Recipe, plugins: Plugins | None = None) -> Plan:
-    """The recipe resolved against ``plugins`` (loaded if not given), its input listed, checked before work."""
-    plugins = plugins or load_plugins()
-    reader = build_component(plugins.readers, recipe.reader, "reader")
-    shards = [dataclasses.replace(s, index=i) for i, s in enumerate(reader.shards())]
-    rows = recipe.executor.batch_rows
-    plan = Plan(recipe, plugins, reader, shards, rows if isinstance(rows, int) else 0)
-    preflight(plan)  # output folders, and the columns operators read against the input's schema
-    if rows == "auto":  # sized from a random sample of the data itself (mdf.batching)
-        from mdf.batching import resolve_auto
-
-        plan.batch_rows, plan.max_in_flight = resolve_auto(plan, recipe)
-    return plan
 
 
 def build_executor(plan: Plan) -> tuple[Executor, str]:

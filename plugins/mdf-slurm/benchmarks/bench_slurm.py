@@ -9,8 +9,8 @@ interleaved ``--repeat`` times:
 * **inline**: ``mdf run -q`` on the login node; CPU = the process tree's user + sys (``RUSAGE_CHILDREN``);
 * **allocation**: ``mdf slurm run --nodes 2``; CPU = everything the two nodes ran while the job ran (their
   cgroup-v1 ``cpuacct`` groups: slurmstepd, Ray's head and workers, the driver, exited processes included);
-* **array** (``--modes inline,allocation,array``, once core has slice runs): ``mdf slurm run --array 2`` (two
-  tasks + the finalize job); CPU the same way.
+* **array** (``--modes inline,allocation,array``): ``mdf slurm run --array 2`` (two tasks, each an inline run of
+  its slice of shards, + the finalize job); CPU the same way.
 
 Prints per-row CPU of each, the ratios to inline, and the allocation's "Ray ready" time from its job log.
 Run from the repository root, as root: ``python plugins/mdf-slurm/benchmarks/bench_slurm.py --rows 400000``.
@@ -117,7 +117,8 @@ def main() -> None:
         for name, values in cpu.items():
             per_row = statistics.median(values) / args.rows
             print(f"  {name:<11} {per_row * 1e6:8.2f} CPU-us/row   {per_row / base:5.2f}x inline")
-        print(f"  Ray ready on the allocation: {', '.join(f'{r:.1f}' for r in ready)} s after the job started")
+        if ready:
+            print(f"  Ray ready on the allocation: {', '.join(f'{r:.1f}' for r in ready)} s after the job started")
         subprocess.run(["uptime"])
 
 

@@ -5,18 +5,17 @@ Every check that can fail because of the recipe runs on the login node, before `
 the job will run it (``executor.type=ray``); array mode also lists the input (the shard ids the slices number)
 and refuses recipes whose operators keep state across shards (:func:`mdf.slice_plan` says which).
 
-Array mode runs on core's slice API (``mdf.slice_plan``, ``mdf.shard_records``, ``mdf run --shards`` and
-``--finalize``), which core does not have yet: until it lands, ``--array`` is refused here in one line (exit 2)
-that names ``--nodes`` instead, before Slurm is asked anything.
+Array mode runs on core's slice runs (:func:`mdf.slice_plan`, :func:`mdf.shard_records`, ``mdf run --shards``
+and ``--finalize``): each task is an inline run of its shards into the shared output with a completion record
+per shard, and the finalize job publishes the output once every shard has one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from mdf import RecipeError, __version__, load_recipe
+from mdf import RecipeError, load_recipe, shard_records, slice_plan
 
 RAY = ["executor.type=ray"]
 INLINE = ["executor.type=inline"]
@@ -41,27 +40,9 @@ class Slices:
         return [i for i, s in enumerate(self.shard_ids) if s not in self.done]
 
 
-def slice_api(recipe: Path | str) -> tuple[Any, Any]:
-    """``(mdf.slice_plan, mdf.shard_records)``: core's slice runs (``mdf run --shards`` / ``--finalize``), which
-    mdf does not export yet (issue 51's array half). Looked up by name so this plugin imports only what mdf's
-    public face has (``tests/test_plugin_api.py``); missing, array mode is refused in one line naming
-    ``--nodes``."""
-    import mdf
-
-    found = getattr(mdf, "slice_plan", None), getattr(mdf, "shard_records", None)
-    if None in found:
-        raise RecipeError(
-            f"array mode needs mdf's slice runs (`mdf run --shards` with a completion record per shard, "
-            f"`mdf run --finalize`), which mdf {__version__} does not have yet; run the recipe across one "
-            f"allocation instead: mdf slurm run {recipe} --nodes N"
-        )
-    return found
-
-
 def check_array(recipe: Path, overrides: list[str], resume: bool) -> Slices:
     """List the shards and refuse what array mode cannot run (state across shards; an output of another run
     without ``--resume``), in one line naming why and what to do instead."""
-    slice_plan, shard_records = slice_api(recipe)
     loaded = load_recipe(recipe, [*overrides, *INLINE])
     plan = slice_plan(loaded, resume=resume)
     if plan.stateful:

@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mdf import shard_records
+
 from .runs import Run, read_slices
 from .slurm import Slurm
 
@@ -55,9 +57,6 @@ def gather(folder: Path, slurm: Slurm, lines: int = 15) -> dict[str, Any]:
         if state not in _ACTIVE and report["output_status"] != "complete":
             report["job"]["log"] = _tail(folder / f"slurm-{job}.out", lines)
         return report
-    from .recipes import slice_api
-
-    shard_records = slice_api(run.recipe)[1]
     ids, slices = read_slices(folder)
     done = set(shard_records(run.output))
     tasks = []
