@@ -107,7 +107,13 @@ pub fn extract(
     is_utf8: bool,
     opts: Options,
 ) -> Extracted {
-    let (doc, encoding, truncated) = parse_page(bytes, http_charset, is_utf8, opts.max_bytes);
+    let (doc, encoding, truncated) = parse_page(
+        bytes,
+        http_charset,
+        is_utf8,
+        opts.max_bytes,
+        opts.model.is_some(),
+    );
     let text = content::main_text(&doc, opts.favor, opts.model);
     Extracted {
         text,
@@ -122,12 +128,14 @@ pub fn extract(
 }
 
 /// Decode (see [`extract`]), cut at `max_bytes` and parse one page: its tree, the encoding it was read in
-/// and whether it was cut.
+/// and whether it was cut. `kinds`: fill [`dom::Node::kinds`], which only the block model reads (see
+/// [`dom::parse_with`]).
 pub fn parse_page(
     bytes: &[u8],
     http_charset: Option<&str>,
     is_utf8: bool,
     max_bytes: usize,
+    kinds: bool,
 ) -> (dom::Doc, &'static str, bool) {
     let (html, encoding): (Cow<'_, str>, &'static str) = if is_utf8 {
         (String::from_utf8_lossy(bytes), "UTF-8")
@@ -146,7 +154,7 @@ pub fn parse_page(
     } else {
         &html[..]
     };
-    (dom::parse(read.as_bytes()), encoding, truncated)
+    (dom::parse_with(read.as_bytes(), kinds), encoding, truncated)
 }
 
 /// [`extract`] that turns a panic (a bug) into a row with only `error` set, instead of failing the batch.

@@ -24,7 +24,7 @@ fn page_units(
     max_bytes: usize,
 ) -> Vec<(String, [f32; N])> {
     catch_unwind(AssertUnwindSafe(|| {
-        let (doc, _, _) = parse_page(bytes, charset, is_utf8, max_bytes);
+        let (doc, _, _) = parse_page(bytes, charset, is_utf8, max_bytes, true);
         let page = blocks::page(&doc);
         let mut buf = Vec::new();
         (0..page.units.len())

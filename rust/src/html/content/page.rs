@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::units::{self, Ctx, Unit, FAR};
-use super::{Pass, Pick};
+use super::units::{self, Ctx, Unit};
+use super::Pick;
 use crate::html::dom::Doc;
 use crate::html::tags::Tag;
 
@@ -25,15 +25,15 @@ pub struct Page<'d> {
     pub(super) sub: Vec<Sub>,
     /// Characters of each unit the rules write.
     pub(super) written: Vec<u32>,
-    pick: Option<Pick<'d>>,
+    pub(super) pick: Option<Pick<'d>>,
     pub(super) attempt: f32,
     /// Nearest written unit at or before / at or after each unit.
-    prev_w: Vec<Option<usize>>,
-    next_w: Vec<Option<usize>>,
+    pub(super) prev_w: Vec<Option<usize>>,
+    pub(super) next_w: Vec<Option<usize>>,
     /// Units since the last `<h1>` unit (at most 60; 60 when none came before).
     pub(super) since_h1: Vec<u8>,
     /// Characters of the units before each unit (and after the last), for the characters between two units.
-    before: Vec<u32>,
+    pub(super) before: Vec<u32>,
     /// Units of the page whose block has the same class / text hash as this one's.
     pub(super) same_class: Vec<u32>,
     pub(super) same_text: Vec<u32>,
@@ -47,11 +47,11 @@ pub struct Page<'d> {
     /// the rules do not write: a long block of prose left out says the rules may have picked the wrong block.
     pub(super) longest: [u32; 2],
     /// The headline: the block of the first `<h1>` of 8 characters or more that is not a link.
-    headline: Option<usize>,
+    pub(super) headline: Option<usize>,
     pub(super) total_chars: u32,
     pub(super) written_chars: u32,
-    title: Vec<u8>,
-    description: Vec<u8>,
+    pub(super) title: Vec<u8>,
+    pub(super) description: Vec<u8>,
 }
 
 pub(super) fn ln1p(x: u32) -> f32 {
@@ -266,139 +266,5 @@ impl<'d> Page<'d> {
         while out.last().is_some_and(|b| b.is_ascii_whitespace()) {
             out.pop();
         }
-    }
-
-    /// Whether the unit's text and the page's `<title>` (`description`: meta description) contain each
-    /// other, case-blind (ASCII), for units of at least 10 characters.
-    pub(super) fn head_match(&self, u: usize, description: bool) -> f32 {
-        let unit = &self.units[u];
-        let head = if description {
-            &self.description
-        } else {
-            &self.title
-        };
-        if head.len() < 10 || unit.chars < 10 || (unit.chars as usize) > 4 * head.len() + 40 {
-            return 0.0;
-        }
-        let mut text = Vec::new();
-        self.unit_text(u, &mut text);
-        text.make_ascii_lowercase();
-        let t = text.trim_ascii();
-        let probe = &head[..head.len().min(60)];
-        let hit =
-            head.windows(t.len()).any(|w| w == t) || t.windows(probe.len()).any(|w| w == probe);
-        f32::from(u8::from(hit))
-    }
-
-    /// In the rules' subtrees, excluded by its rules, the nearest scored ancestor's score over the top's,
-    /// levels up to it, levels up to the top candidate, the top's link density, levels up to the nearest
-    /// ancestor that holds the top candidate and levels from there down to the top.
-    pub(super) fn rules_view(&self, u: usize) -> [f32; 8] {
-        let Some(pick) = &self.pick else {
-            return [
-                0.0, 0.0, 0.0, FAR as f32, FAR as f32, 0.0, FAR as f32, FAR as f32,
-            ];
-        };
-        let p: &Pass<'_> = &pick.pass;
-        let unit = &self.units[u];
-        let first = unit.first as usize;
-        let nodes = &self.doc.nodes;
-        let in_roots = pick
-            .roots
-            .iter()
-            .any(|&r| r <= first && first < nodes[r].end as usize);
-        let top_score = p.score[pick.top].max(1e-3);
-        let (mut cand, mut cand_levels, mut top_levels) = (0.0, FAR as f32, FAR as f32);
-        let mut a = unit.block as usize;
-        for level in 0..12u8 {
-            if cand_levels == FAR as f32 && p.scored[a] {
-                cand = (p.score[a] / top_score).clamp(-2.0, 2.0);
-                cand_levels = f32::from(level);
-            }
-            if a == pick.top {
-                top_levels = f32::from(level);
-            }
-            if a == 0 {
-                break;
-            }
-            a = nodes[a].parent as usize;
-        }
-        let top = pick.top;
-        let (mut lca, mut up) = (unit.block as usize, 0u16);
-        while !(lca <= top && top < nodes[lca].end as usize) && lca != 0 {
-            lca = nodes[lca].parent as usize;
-            up += 1;
-        }
-        let down = self.ctx[top].depth.saturating_sub(self.ctx[lca].depth);
-        [
-            f32::from(u8::from(in_roots)),
-            f32::from(u8::from(p.excl[first])),
-            cand,
-            cand_levels,
-            top_levels,
-            p.link_density(pick.top),
-            f32::from(up.min(FAR as u16)),
-            f32::from(down.min(FAR as u16)),
-        ]
-    }
-
-    /// Levels from unit `u`'s block up to the nearest ancestor that also holds the headline, and that
-    /// ancestor's depth ([`FAR`] twice when the page has no headline): the article shares a close container
-    /// with its headline, a sidebar or a list of other stories meets it only near the root.
-    pub(super) fn headline_lca(&self, u: usize) -> [f32; 2] {
-        let Some(h) = self.headline else {
-            return [FAR as f32, FAR as f32];
-        };
-        let nodes = &self.doc.nodes;
-        let (mut a, mut up) = (self.units[u].block as usize, 0u16);
-        while a != 0 && !(a <= h && h < nodes[a].end as usize) {
-            a = nodes[a].parent as usize;
-            up += 1;
-        }
-        [
-            f32::from(up.min(FAR as u16)),
-            f32::from(self.ctx[a].depth.min(FAR as u16)),
-        ]
-    }
-
-    /// Written units after unit `u` (at most 20).
-    pub(super) fn written_after(&self, u: usize) -> f32 {
-        let mut n = 0u32;
-        let mut v = self.next_w[u];
-        while let Some(w) = v {
-            if w > u {
-                n += 1;
-                if n == 20 {
-                    break;
-                }
-            }
-            v = self.next_w.get(w + 1).copied().flatten();
-        }
-        n as f32
-    }
-
-    /// Units to the nearest written unit, no written unit before / after, log characters in between.
-    pub(super) fn region(&self, u: usize) -> [f32; 4] {
-        if self.written[u] > 0 {
-            return [0.0, 0.0, 0.0, 0.0];
-        }
-        let (before, after) = (self.prev_w[u], self.next_w[u]);
-        let dist = |w: Option<usize>| w.map_or(usize::MAX, |w| w.abs_diff(u));
-        let d = dist(before).min(dist(after)).min(30) as f32;
-        let near = if dist(before) <= dist(after) {
-            before
-        } else {
-            after
-        };
-        let chars = near.map_or(self.total_chars, |w| {
-            let (a, b) = (w.min(u), w.max(u));
-            self.before[b] - self.before[a + 1]
-        });
-        [
-            d,
-            f32::from(u8::from(before.is_none() && after.is_some())),
-            f32::from(u8::from(after.is_none() && before.is_some())),
-            ln1p(chars),
-        ]
     }
 }

@@ -13,6 +13,8 @@ use crate::html::vocab;
 /// Builds one page's [`Doc`]; `emitter` makes it html5gum's emitter and `attrs` fills in [`Attrs`].
 pub(super) struct Builder {
     pub(super) doc: Doc,
+    /// Fill each element's [`Node::kinds`] (only the block model reads them).
+    kinds: bool,
     stack: Vec<u32>,
     open: [u32; TAG_COUNT],
     /// Start tags not pushed because the stack was full; their end tags are absorbed first.
@@ -70,9 +72,10 @@ pub(super) fn push_collapsed(dst: &mut Vec<u8>, src: &[u8], keep_lines: bool) {
 }
 
 impl Builder {
-    pub(super) fn new(cap: usize) -> Self {
+    pub(super) fn new(cap: usize, kinds: bool) -> Self {
         let mut b = Builder {
             doc: Doc::default(),
+            kinds,
             stack: vec![0],
             open: [0; TAG_COUNT],
             overflow: 0,
@@ -221,7 +224,11 @@ impl Builder {
             tag,
             flags,
             weight: words.weight,
-            kinds: vocab::kinds(&a.class) | vocab::kinds(&a.id),
+            kinds: if self.kinds {
+                vocab::kinds(&a.class) | vocab::kinds(&a.id)
+            } else {
+                0
+            },
             parent: self.top(),
             end: idx + 1,
             a: class_hash(&a.class),

@@ -67,9 +67,17 @@ impl Doc {
     }
 }
 
-/// Parse `html` (UTF-8, invalid bytes tolerated) into a [`Doc`].
+/// Parse `html` (UTF-8, invalid bytes tolerated) into a [`Doc`], with [`Node::kinds`] filled.
 pub fn parse(html: &[u8]) -> Doc {
-    let mut builder = Builder::new(html.len());
+    parse_with(html, true)
+}
+
+/// Parse `html`; `kinds`: fill [`Node::kinds`] (else 0). Only the block model reads the kinds, and matching
+/// every class and id against the vocabulary's few hundred words was a quarter of the rules' own time
+/// (`perf record` on 150 labelled pages: `try_find_overlapping_fwd` the kernel's top symbol), so the rules
+/// alone skip it.
+pub fn parse_with(html: &[u8], kinds: bool) -> Doc {
+    let mut builder = Builder::new(html.len(), kinds);
     for _ in Tokenizer::new_with_emitter(html, &mut builder) {}
     builder.take_doc()
 }
