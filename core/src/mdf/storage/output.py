@@ -103,8 +103,7 @@ class RemoteOutput:
         ``fp``: the run's :class:`~mdf.fingerprint.Fingerprint` (``differs(record)`` says why a resume may not)."""
         from mdf.storage.lock import S3Lock
 
-        self.lock = S3Lock(urls.join(self.url, layout.META, "lock"), holder, settings=self.storage.settings,
-                           client=self.storage.s3_client())  # fmt: skip
+        self.lock = S3Lock(urls.join(self.url, layout.META, "lock"), holder, storage=self.storage)
         self.lock.acquire()
         publish.roll_forward(self.storage, self.url)
         here = self.storage.list(self.url, hidden=True)
@@ -357,8 +356,8 @@ def check_writable(url: str, role: str) -> None:
     otherwise failed the run at its lock or at its publish (exit 1, after the work). Exit 2 naming the key."""
     from mdf.errors import MissingDependencyError, RecipeError
     from mdf.storage.fs import default
-    from mdf.storage.lock import s3_client
     from mdf.storage.retry import RetryPolicy, call
+    from mdf.storage.s3client import s3_client
 
     try:
         client = s3_client(default().settings)

@@ -156,7 +156,7 @@ class ObjectIndexFiles:
     def client(self) -> Any:
         """botocore's client (pyarrow's S3 file system sends no ``If-Match`` and shows no ETag)."""
         if self._client is None:
-            self._client = S3Lock(self.path("_lock.json"), settings=self.storage.settings).client
+            self._client = self.storage.s3_client()
         return self._client
 
     def _bucket_key(self, name: str) -> tuple[str, str]:
@@ -204,8 +204,7 @@ class ObjectIndexFiles:
     # -- the lock ---------------------------------------------------------------------------------------------
     def _lock(self, run: dict[str, Any] | None = None) -> S3Lock:
         holder = None if run is None else {"run_id": run.get("output"), **_who(run)}
-        return S3Lock(self.path("_lock.json"), holder, ttl_s=LOCK_TTL_S, settings=self.storage.settings,
-                      client=self.client())  # fmt: skip
+        return S3Lock(self.path("_lock.json"), holder, ttl_s=LOCK_TTL_S, storage=self.storage)
 
     def acquire_lock(self, run: dict[str, Any]) -> bool:
         """Take the lock for ``run``, or find it held by ``run`` (another bucket); ``True`` if this process holds
