@@ -44,7 +44,7 @@ def where(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Storage, str]
 def test_read_versioned_sees_each_write_as_a_new_version(where: tuple[Storage, str]) -> None:
     storage, root = where
     url = f"{root}/manifest.json"
-    assert read_versioned(storage, url) is None
+    assert _data(storage, url) is None
     first = create_exclusive(storage, url, b"one")
     got = read_versioned(storage, url)
     assert got is not None and got.data == b"one" and got.version == first and -5 < got.age_s < 60
@@ -63,8 +63,7 @@ def test_write_if_with_a_stale_version_is_refused(where: tuple[Storage, str]) ->
     with pytest.raises(PreconditionFailed) as err:
         write_if(storage, url, b"stale", old)
     assert str(err.value).startswith(url) and "\n" not in str(err.value)
-    got = read_versioned(storage, url)
-    assert got is not None and got.data == b"new"
+    assert _data(storage, url) == b"new"
 
 
 def test_write_if_on_a_deleted_object_is_refused(where: tuple[Storage, str]) -> None:
@@ -72,10 +71,10 @@ def test_write_if_on_a_deleted_object_is_refused(where: tuple[Storage, str]) -> 
     url = f"{root}/lock"
     version = create_exclusive(storage, url, b"held")
     delete_if(storage, url, version)
-    assert read_versioned(storage, url) is None
+    assert _data(storage, url) is None
     with pytest.raises(PreconditionFailed):
         write_if(storage, url, b"renewed", version)
-    assert read_versioned(storage, url) is None
+    assert _data(storage, url) is None
 
 
 def test_create_exclusive_on_an_existing_key_is_refused(where: tuple[Storage, str]) -> None:
@@ -84,8 +83,7 @@ def test_create_exclusive_on_an_existing_key_is_refused(where: tuple[Storage, st
     create_exclusive(storage, url, b"first")
     with pytest.raises(PreconditionFailed):
         create_exclusive(storage, url, b"second")
-    got = read_versioned(storage, url)
-    assert got is not None and got.data == b"first"
+    assert _data(storage, url) == b"first"
 
 
 def test_delete_if_with_a_stale_version_is_refused(where: tuple[Storage, str]) -> None:
@@ -99,7 +97,12 @@ def test_delete_if_with_a_stale_version_is_refused(where: tuple[Storage, str]) -
     got = read_versioned(storage, url)
     assert got is not None and got.data == b"taken over"
     delete_if(storage, url, got.version)
-    assert read_versioned(storage, url) is None
+    assert _data(storage, url) is None
+
+
+def _data(storage: Storage, url: str) -> bytes | None:
+    got = read_versioned(storage, url)
+    return None if got is None else got.data
 
 
 def _race(n: int, attempt: Callable[[int], None]) -> list[int]:
@@ -138,10 +141,8 @@ def test_of_racing_writers_exactly_one_wins(where: tuple[Storage, str], rounds: 
         base = create_exclusive(storage, url, b"base")
         won = _race(8, lambda i, url=url, base=base: write_if(storage, url, f"w{i}".encode(), base))
         assert len(won) == 1, won
-        got = read_versioned(storage, url)
-        assert got is not None and got.data == f"w{won[0]}".encode()
+        assert _data(storage, url) == f"w{won[0]}".encode()
         fresh = f"{root}/create-{r}"
         won = _race(8, lambda i, fresh=fresh: create_exclusive(storage, fresh, f"c{i}".encode()))
         assert len(won) == 1, won
-        got = read_versioned(storage, fresh)
-        assert got is not None and got.data == f"c{won[0]}".encode()
+        assert _data(storage, fresh) == f"c{won[0]}".encode()
