@@ -9,7 +9,7 @@ start time):
 * **Renew**: every ``ttl_s / 3`` a background thread re-``PUT``s the body with ``If-Match: <our ETag>``; a 412
   means another run took the lock over (ours was judged stale), and :meth:`S3Lock.check` then fails the run
   before it publishes anything.
-* **Stale**: a lock is stale when the server's own clock (the ``Date`` of our ``HEAD``) is more than the lock's
+* **Stale**: a lock is stale when the server's own clock (the ``Date`` of our ``GET``) is more than the lock's
   ``ttl_s`` past its ``Last-Modified``: no client clock is trusted. A stale lock (a run killed by SIGKILL, a
   lost machine) is taken over with ``If-Match: <its ETag>``, so two runs taking over the same stale lock cannot
   both win. A live holder is refused with one line naming it (exit 2).
@@ -47,6 +47,7 @@ class S3Lock:
     :param holder: what a refused run prints about this one (e.g. ``{"run_id": ..., "recipe": ...}``); pid,
         host and start time are added.
     :param ttl_s: seconds without renewal after which the lock counts as stale (renewed every ``ttl_s / 3``).
+    :param storage: whose botocore client and retry policy the requests use (else a new one for ``settings``).
     """
 
     def __init__(
