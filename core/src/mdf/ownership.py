@@ -42,6 +42,7 @@ from typing import Any
 from mdf import crash, layout
 from mdf.errors import MdfError, RecipeError
 from mdf.fingerprint import Fingerprint
+from mdf.output.claim import LOCAL, Found, decide
 from mdf.output_paths import check_inputs, output_dirs
 from mdf.output_paths import check_output_paths as check_output_paths  # re-exported: mdf.checks runs it
 from mdf.replace import READY, foreign, part_suffixes, parts_written, publish, roll_forward
@@ -224,31 +225,25 @@ def _claim_dir(d: OwnedDir, fp: Fingerprint, resume: bool, overwrite: bool, over
         record = _read_record(target)
         unclaimed = target == published and overwriting and (record or {}).get("fingerprint") != fp.sha
         if not unclaimed:
-            if record is None and _has_contents(target):
-                raise OutputError(f"{role}.path: '{path}' holds no mdf run record to resume; use --overwrite")
-            why = fp.differs(record) if record is not None else None
-            if why is not None:
-                raise OutputError(f"{role}.path: cannot --resume '{path}': {why}; use --overwrite")
-            if target == staging:
-                d.fds.append(_lock(staging, path, d))
-                d.work = staging
-            d.mode = (record or {}).get("mode", "new")
-            d.resumed = record is not None
+            contents = _has_contents(target)
+            found = Found(role, path, LOCAL, record, resumable=record is not None or contents, busy=contents,
+                          unrecorded=False, foreign=list)  # fmt: skip
+            d.mode, d.resumed = "new", False  # nothing there: a --resume of nothing starts it
+            if decide(found, fp, True, False, OutputError):
+                if target == staging:
+                    d.fds.append(_lock(staging, path, d))
+                    d.work = staging
+                d.mode = (record or {}).get("mode", "new")
+                d.resumed = True
             return
         overwrite = True  # a kill cut the --overwrite's claim short before it reached this folder
-    if overwrite and _has_contents(published) and _read_record(published) is None:
-        raise OutputError(
-            f"{role}.path: '{path}' holds files no mdf run wrote (no {layout.META}/run.json), so --overwrite "
-            "will not delete them; empty the folder yourself or write elsewhere"
-        )
-    others = foreign(published, _read_record(published)) if overwrite and published.is_dir() else []
-    if others:
-        shown = ", ".join(repr(n) for n in others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
-        raise OutputError(
-            f"{role}.path: '{path}' holds {len(others)} file(s) the run that wrote it did not write ({shown}); "
-            "--overwrite deletes only that run's part files and _mdf/, so it will not replace the folder; move them "
-            "out or write elsewhere"
-        )
+    record = _read_record(published)
+    contents = _has_contents(published)
+    dead = None if overwrite or not contents else crash.crashed(published) or crash.crashed(staging)
+    found = Found(role, path, LOCAL, record, resumable=False, busy=contents, unrecorded=contents and record is None,
+                  foreign=lambda: foreign(published, record) if published.is_dir() else [],
+                  crashed=None if dead is None else dead["error"])  # fmt: skip
+    decide(found, fp, False, overwrite, OutputError)
     if overwrite:
         shutil.rmtree(staging, ignore_errors=True)
         if _has_contents(published):
@@ -256,14 +251,6 @@ def _claim_dir(d: OwnedDir, fp: Fingerprint, resume: bool, overwrite: bool, over
             d.made.append(staging)  # made here, so a refusal takes it back
             d.fds.append(_lock(staging, path, d))
             d.work = staging
-    elif _has_contents(published):
-        dead = crash.crashed(published) or crash.crashed(staging)
-        if dead is not None:
-            raise OutputError(f"{role}.path: '{path}': {dead['error']}; --resume continues it, --overwrite replaces it")
-        raise OutputError(
-            f"{role}.path: '{path}' is not empty; pass --overwrite to replace it (kept until the new run "
-            "succeeds) or --resume to continue the run that wrote it"
-        )
     d.mode = "overwrite" if overwrite else "new"
 
 

@@ -9,7 +9,11 @@ What plugins and core use (``import mdf.storage``; this package is part of mdf's
     pq.ParquetFile(storage.open_random(url))    # footer and row groups read by range
     storage.put_file("part.parquet.tmp", "s3://b/out/_mdf/staging/<run>/part.parquet")
 
-Modules: :mod:`~mdf.storage.fs` (the layer), :mod:`~mdf.storage.retry` (backoff, resuming reads),
+    got = mdf.storage.read_versioned(storage, url)  # conditional operations: local paths and s3:// alike
+    mdf.storage.write_if(storage, url, new_bytes, got.version)  # PreconditionFailed if changed since
+
+Modules: :mod:`~mdf.storage.fs` (the layer), :mod:`~mdf.storage.retry` (backoff, resuming reads, ``call``),
+:mod:`~mdf.storage.conditional` (read with a version, write/delete if unchanged, create if absent),
 :mod:`~mdf.storage.config` (the recipe's ``storage:`` block), :mod:`~mdf.storage.redact` (credentials out of every
 URL mdf writes down), :mod:`~mdf.storage.lock` (a run's lock object on
 S3), :mod:`~mdf.storage.publish` (how a run's output appears on S3), :mod:`~mdf.storage.commoncrawl`
@@ -29,6 +33,12 @@ _EXPORTS = {
     "local_copy": "mdf.storage.cache",
     "CommonCrawlListing": "mdf.storage.commoncrawl",
     "commoncrawl_urls": "mdf.storage.commoncrawl",
+    "PreconditionFailed": "mdf.storage.conditional",
+    "Versioned": "mdf.storage.conditional",
+    "create_exclusive": "mdf.storage.conditional",
+    "delete_if": "mdf.storage.conditional",
+    "read_versioned": "mdf.storage.conditional",
+    "write_if": "mdf.storage.conditional",
     "S3Settings": "mdf.storage.config",
     "StorageSettings": "mdf.storage.config",
     "parse_storage": "mdf.storage.config",
@@ -44,6 +54,7 @@ _EXPORTS = {
     "redact_text": "mdf.storage.redact",
     "redact_url": "mdf.storage.redact",
     "RetryPolicy": "mdf.storage.retry",
+    "call": "mdf.storage.retry",
     "is_transient": "mdf.storage.retry",
     "has_wildcard": "mdf.storage.urls",
     "is_remote": "mdf.storage.urls",
@@ -55,12 +66,20 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from mdf.storage.cache import FetchError, local_copy
     from mdf.storage.commoncrawl import CommonCrawlListing, commoncrawl_urls
+    from mdf.storage.conditional import (
+        PreconditionFailed,
+        Versioned,
+        create_exclusive,
+        delete_if,
+        read_versioned,
+        write_if,
+    )
     from mdf.storage.config import S3Settings, StorageSettings, parse_storage
     from mdf.storage.errors import LockHeld, ObjectNotFound, StorageError
     from mdf.storage.fs import ObjectInfo, Storage, configure, default
     from mdf.storage.lock import S3Lock, dead_on_this_host
     from mdf.storage.redact import redact_text, redact_url
-    from mdf.storage.retry import RetryPolicy, is_transient
+    from mdf.storage.retry import RetryPolicy, call, is_transient
     from mdf.storage.urls import has_wildcard, is_remote, join, literal_prefix, scheme_of
 
 __getattr__ = _lazy_exports(__name__, _EXPORTS)
@@ -71,16 +90,21 @@ __all__ = [
     "LockHeld",
     "ObjectInfo",
     "ObjectNotFound",
+    "PreconditionFailed",
     "RetryPolicy",
     "S3Lock",
     "S3Settings",
     "Storage",
     "StorageError",
     "StorageSettings",
+    "Versioned",
+    "call",
     "commoncrawl_urls",
     "configure",
+    "create_exclusive",
     "dead_on_this_host",
     "default",
+    "delete_if",
     "has_wildcard",
     "is_remote",
     "is_transient",
@@ -88,7 +112,9 @@ __all__ = [
     "literal_prefix",
     "local_copy",
     "parse_storage",
+    "read_versioned",
     "redact_text",
     "redact_url",
     "scheme_of",
+    "write_if",
 ]

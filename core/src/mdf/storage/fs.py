@@ -94,11 +94,11 @@ class Storage:
             raise StorageError(url, f"unknown protocol {scheme}:// ({exc})") from None
 
     def s3_client(self) -> Any:
-        """botocore's S3 client for these settings (:func:`mdf.storage.lock.s3_client`), made once: importing
+        """botocore's S3 client for these settings (:func:`mdf.storage.s3client.s3_client`), made once: importing
         botocore and building a client costs 0.3-1 s here, which one run pays once, for its lock and deletes."""
         with self._client_lock:
             if self._client is None:
-                from mdf.storage.lock import s3_client
+                from mdf.storage.s3client import s3_client
 
                 self._client = s3_client(self.settings)
             return self._client

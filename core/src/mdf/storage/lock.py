@@ -9,16 +9,14 @@ start time):
 * **Renew**: every ``ttl_s / 3`` a background thread re-``PUT``s the body with ``If-Match: <our ETag>``; a 412
   means another run took the lock over (ours was judged stale), and :meth:`S3Lock.check` then fails the run
   before it publishes anything.
-* **Stale**: a lock is stale when the server's own clock (the ``Date`` of our ``HEAD``) is more than the lock's
+* **Stale**: a lock is stale when the server's own clock (the ``Date`` of our ``GET``) is more than the lock's
   ``ttl_s`` past its ``Last-Modified``: no client clock is trusted. A stale lock (a run killed by SIGKILL, a
   lost machine) is taken over with ``If-Match: <its ETag>``, so two runs taking over the same stale lock cannot
   both win. A live holder is refused with one line naming it (exit 2).
 * **Release**: ``DELETE`` with ``If-Match: <our ETag>``: never deletes a lock that is no longer ours.
 
-Why botocore and not pyarrow.fs: pyarrow's S3 file system cannot send ``If-None-Match``/``If-Match`` on a PUT
-(its output stream sets no conditional headers) and exposes no ETag. botocore (``pip install boto3``) sends
-both (``IfNoneMatch``/``IfMatch`` since botocore 1.35) with the same AWS credential chain, SigV4 signing and
-endpoint variables as everything else, so nothing is hand-signed here.
+Each step is one operation of :mod:`mdf.storage.conditional` (``create_exclusive``, ``write_if``,
+``read_versioned``, ``delete_if``), the ones the dedup index's manifest and lock use too.
 """
 
 from __future__ import annotations
@@ -30,51 +28,17 @@ import socket
 import threading
 import time
 import uuid
-from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mdf.errors import MissingDependencyError
 from mdf.storage import urls
+from mdf.storage.conditional import PreconditionFailed, create_exclusive, delete_if, read_versioned, write_if
 from mdf.storage.config import StorageSettings
 from mdf.storage.errors import LockHeld, StorageError
-from mdf.storage.retry import RetryPolicy, call, error_code, status_of
+
+if TYPE_CHECKING:
+    from mdf.storage.fs import Storage
 
 DEFAULT_TTL_S = 60.0
-
-
-def s3_client(settings: StorageSettings | None = None) -> Any:
-    """A botocore S3 client configured like :func:`mdf.storage.fs.s3_filesystem` (endpoint, region, keys).
-
-    botocore's own session, not boto3's: ``import boto3`` also imports s3transfer and boto3's resource layer,
-    which nothing here uses (0.44-0.46 s vs 0.38-0.40 s for import and client, four runs each, loaded 2 cores);
-    the credential chain, endpoint variables and signing are botocore's either way."""
-    try:
-        import botocore.session
-        from botocore import UNSIGNED
-        from botocore.config import Config
-    except ImportError:
-        raise MissingDependencyError("a lock on an s3:// output needs boto3: pip install boto3") from None
-    s3 = (settings or StorageSettings()).s3
-    config = Config(
-        retries={"max_attempts": 1, "mode": "standard"},  # ours wrap these calls (mdf.storage.retry)
-        connect_timeout=s3.connect_timeout_s,
-        read_timeout=s3.request_timeout_s,
-        signature_version=UNSIGNED if s3.anonymous else None,
-    )
-    session = botocore.session.Session(profile=s3.profile)
-    keys = s3.key_pair()
-    creds = (
-        {}
-        if keys is None
-        else dict(aws_access_key_id=keys[0], aws_secret_access_key=keys[1], aws_session_token=keys[2])
-    )
-    return session.create_client(
-        "s3", endpoint_url=s3.resolved_endpoint(), region_name=s3.resolved_region(), config=config, **creds
-    )
-
-
-def _precondition_failed(exc: BaseException) -> bool:
-    return status_of(exc) == 412 or error_code(exc) == "PreconditionFailed"
 
 
 class S3Lock:
@@ -83,6 +47,7 @@ class S3Lock:
     :param holder: what a refused run prints about this one (e.g. ``{"run_id": ..., "recipe": ...}``); pid,
         host and start time are added.
     :param ttl_s: seconds without renewal after which the lock counts as stale (renewed every ``ttl_s / 3``).
+    :param storage: whose botocore client and retry policy the requests use (else a new one for ``settings``).
     """
 
     def __init__(
@@ -91,14 +56,15 @@ class S3Lock:
         holder: dict[str, Any] | None = None,
         ttl_s: float = DEFAULT_TTL_S,
         settings: StorageSettings | None = None,
-        client: Any = None,
+        storage: Storage | None = None,
     ) -> None:
         if urls.scheme_of(url) not in ("s3", "s3a"):
             raise StorageError(url, "an object lock needs an s3:// URL")
-        self.url, self.ttl_s = url, ttl_s
-        self.bucket, _, self.key = urls.strip_scheme(url).partition("/")
-        self.client = client or s3_client(settings)
-        self.policy = RetryPolicy(attempts=(settings or StorageSettings()).s3.max_attempts)
+        if storage is None:
+            from mdf.storage.fs import Storage
+
+            storage = Storage(settings)
+        self.url, self.ttl_s, self.storage = url, ttl_s, storage
         self.token = uuid.uuid4().hex
         self.holder = {
             **(holder or {}),
@@ -114,18 +80,12 @@ class S3Lock:
     def _body(self) -> bytes:
         return json.dumps({"holder": self.holder, "token": self.token, "ttl_s": self.ttl_s}).encode()
 
-    def _put(self, **condition: str) -> str:
-        def attempt() -> str:
-            return self.client.put_object(Bucket=self.bucket, Key=self.key, Body=self._body(), **condition)["ETag"]
-
-        return call(attempt, self.url, "lock", self.policy, inspect=_refused_on_412)
-
     # -- taking -----------------------------------------------------------------------------------------------
     def acquire(self) -> S3Lock:
         """Take the lock (or a stale one) and start renewing it; :class:`LockHeld` naming the live holder."""
         try:
-            self.etag = self._put(IfNoneMatch="*")
-        except _Refused:
+            self.etag = create_exclusive(self.storage, self.url, self._body())
+        except PreconditionFailed:
             current = self.read()
             if current is None:  # released between our PUT and our HEAD: try once more from the start
                 return self.acquire()
@@ -137,8 +97,8 @@ class S3Lock:
                                "last renewal") from None  # fmt: skip
             else:
                 try:
-                    self.etag = self._put(IfMatch=current["etag"])
-                except _Refused:
+                    self.etag = write_if(self.storage, self.url, self._body(), current["etag"])
+                except PreconditionFailed:
                     now = self.read()
                     raise LockHeld(self.url, f"a stale lock was taken over by another run first: "
                                    f"{_describe(now) if now else 'since released'}") from None  # fmt: skip
@@ -149,25 +109,17 @@ class S3Lock:
     def read(self) -> dict[str, Any] | None:
         """The current lock: its holder, token, ETag, ttl and age by the server's clock; ``None`` if absent."""
 
-        def attempt() -> dict[str, Any] | None:
-            try:
-                got = self.client.get_object(Bucket=self.bucket, Key=self.key)
-            except Exception as exc:
-                if status_of(exc) == 404 or error_code(exc) in ("NoSuchKey", "404"):
-                    return None
-                raise
-            body = json.loads(got["Body"].read() or b"{}")
-            server_now = parsedate_to_datetime(got["ResponseMetadata"]["HTTPHeaders"]["date"])
-            age = (server_now - got["LastModified"]).total_seconds()
-            return {
-                "holder": body.get("holder", {}),
-                "token": body.get("token"),
-                "ttl_s": float(body.get("ttl_s", DEFAULT_TTL_S)),
-                "etag": got["ETag"],
-                "age_s": age,
-            }
-
-        return call(attempt, self.url, "read lock", self.policy)
+        got = read_versioned(self.storage, self.url)
+        if got is None:
+            return None
+        body = json.loads(got.data or b"{}")
+        return {
+            "holder": body.get("holder", {}),
+            "token": body.get("token"),
+            "ttl_s": float(body.get("ttl_s", DEFAULT_TTL_S)),
+            "etag": got.version,
+            "age_s": got.age_s,
+        }
 
     # -- keeping ----------------------------------------------------------------------------------------------
     def renew(self) -> None:
@@ -175,8 +127,8 @@ class S3Lock:
         if self.etag is None or self.lost:
             return
         try:
-            self.etag = self._put(IfMatch=self.etag)
-        except _Refused:
+            self.etag = write_if(self.storage, self.url, self._body(), self.etag)
+        except PreconditionFailed:
             now = self.read()
             self.lost = f"taken over by {_describe(now)}" if now else "deleted by someone else"
         except StorageError as exc:  # the server unreachable for a whole retry budget: say so at check()
@@ -198,10 +150,8 @@ class S3Lock:
             self._thread.join(timeout=10)
         if self.etag is None or self.lost:
             return
-        etag = self.etag
         with contextlib.suppress(StorageError):  # not ours any more (412) or already gone: nothing to release
-            call(lambda: self.client.delete_object(Bucket=self.bucket, Key=self.key, IfMatch=etag), self.url,
-                 "release lock", self.policy)  # fmt: skip
+            delete_if(self.storage, self.url, self.etag)
         self.etag = None
 
     def __enter__(self) -> S3Lock:
@@ -209,16 +159,6 @@ class S3Lock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
-
-
-class _Refused(Exception):
-    """A conditional PUT answered 412 (the condition did not hold)."""
-
-
-def _refused_on_412(exc: BaseException) -> None:
-    """For :func:`call`: a 412 becomes :class:`_Refused` (an answer, neither retried nor reported)."""
-    if _precondition_failed(exc):
-        raise _Refused() from None
 
 
 def dead_on_this_host(holder: dict[str, Any]) -> bool:

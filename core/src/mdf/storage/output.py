@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from mdf import layout
 from mdf.errors import MdfError
+from mdf.output.claim import REMOTE, Found, decide
 from mdf.runlog import LOG
 from mdf.storage import publish, urls
 from mdf.storage.mirror import forget, wait_mirrored
@@ -103,8 +104,7 @@ class RemoteOutput:
         ``fp``: the run's :class:`~mdf.fingerprint.Fingerprint` (``differs(record)`` says why a resume may not)."""
         from mdf.storage.lock import S3Lock
 
-        self.lock = S3Lock(urls.join(self.url, layout.META, "lock"), holder, settings=self.storage.settings,
-                           client=self.storage.s3_client())  # fmt: skip
+        self.lock = S3Lock(urls.join(self.url, layout.META, "lock"), holder, storage=self.storage)
         self.lock.acquire()
         publish.roll_forward(self.storage, self.url)
         here = self.storage.list(self.url, hidden=True)
@@ -117,17 +117,20 @@ class RemoteOutput:
         root = cache_root()
         for old in root.glob(f"{key}-*") if root.is_dir() else []:  # we hold the lock: no live run uses them
             shutil.rmtree(old, ignore_errors=True)
-        if resume and (staged or record is not None or data):
-            source = staged[-1] if staged else None
-            if source:
-                record = self._read(urls.join(self.url, layout.META, "staging", source, layout.META, "run.json"))
-            where = f"{self.role}.path: '{self.url}'"
-            if record is None:
-                raise RemoteRefused(f"{where} holds no mdf run record to resume; use --overwrite")
-            why = fp.differs(record)
-            if why is not None:
-                raise RemoteRefused(f"{where}: cannot --resume it: {why}; use --overwrite")
-            self.mode, self.resumed = record.get("mode", "new"), True
+        source = staged[-1] if resume and staged else None
+        busy = data or any(n not in _SKIP and not n.startswith(_PROBE) for n in names if not layout.is_data_name(n))
+
+        def others() -> list[str]:  # the earlier run published exactly what its _SUCCESS lists: nothing else goes
+            listed = set(publish.committed_names(self.storage, self.url) or [])
+            return [n for n in names if n not in listed and n != publish.SUCCESS and n.split("/")[0] != layout.META]
+
+        found = Found(self.role, self.url, REMOTE,
+                      self._read(urls.join(self.url, layout.META, "staging", source, layout.META, "run.json"))
+                      if source else record, resumable=bool(staged or record is not None or data), busy=bool(busy),
+                      unrecorded=bool(data) and record is None, foreign=others)  # fmt: skip
+        if decide(found, fp, resume, overwrite, RemoteRefused):
+            assert found.record is not None
+            self.mode, self.resumed = found.record.get("mode", "new"), True
             self.run_id = source or uuid.uuid4().hex[:16]
             self.work = root / f"{key}-{self.run_id}"
             if source:
@@ -141,27 +144,6 @@ class RemoteOutput:
                 self.made_staging = True
             self._forget_local_only()
             return self.work
-        busy = data or any(n not in _SKIP and not n.startswith(_PROBE) for n in names if not layout.is_data_name(n))
-        if busy and not overwrite:
-            raise RemoteRefused(
-                f"{self.role}.path: '{self.url}' is not empty; pass --overwrite to replace it (kept until the new run "
-                "succeeds) or --resume to continue the run that wrote it"
-            )
-        if overwrite and data and record is None:
-            raise RemoteRefused(
-                f"{self.role}.path: '{self.url}' holds objects no mdf run wrote (no {layout.META}/run.json), so "
-                "--overwrite will not delete them; empty the prefix yourself or write elsewhere"
-            )
-        if overwrite:  # the earlier run published exactly what its _SUCCESS lists: nothing else is deleted
-            listed = set(publish.committed_names(self.storage, self.url) or [])
-            others = [n for n in names if n not in listed and n != publish.SUCCESS and n.split("/")[0] != layout.META]
-            if others:
-                shown = ", ".join(repr(n) for n in others[:5]) + (f" and {len(others) - 5} more" if others[5:] else "")
-                raise RemoteRefused(
-                    f"{self.role}.path: '{self.url}' holds {len(others)} object(s) the run that wrote it did not "
-                    f"publish ({shown}); --overwrite deletes only the objects its _SUCCESS lists and {layout.META}/, "
-                    "so it will not replace the prefix; move them out or write elsewhere"
-                )
         for run_id in staged:  # killed runs' staging: --overwrite starts over
             self.storage.delete_prefix(urls.join(self.url, layout.META, "staging", run_id))
         from mdf.storage import multipart  # with the S3 layer: not imported by a run without an s3:// output
@@ -357,8 +339,8 @@ def check_writable(url: str, role: str) -> None:
     otherwise failed the run at its lock or at its publish (exit 1, after the work). Exit 2 naming the key."""
     from mdf.errors import MissingDependencyError, RecipeError
     from mdf.storage.fs import default
-    from mdf.storage.lock import s3_client
     from mdf.storage.retry import RetryPolicy, call
+    from mdf.storage.s3client import s3_client
 
     try:
         client = s3_client(default().settings)

@@ -4,8 +4,9 @@ The index is immutable files plus two small mutable ones (``manifest.json``, rep
 created only if absent). Those are the only operations it needs, and each has an object-storage counterpart
 (list, GET, PUT of a finished object, conditional PUT): :func:`open_files` gives this class for a local folder
 and :class:`~mdf_dedup.index.objects.ObjectIndexFiles` for a URL. Here they work on a local folder: publish is
-write-then-rename (atomic on POSIX), the conditional create is write-then-link (``link`` fails when the name
-exists), keys files are memory-mapped.
+write-then-rename (atomic on POSIX), the manifest's conditional replace and the lock's conditional create are
+:mod:`mdf.storage`'s (:class:`~mdf_dedup.index.versioned.VersionedFiles`, the same for both kinds), keys files
+are memory-mapped.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import uuid
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
 import numpy as np
 
-from mdf.storage import is_remote
+from mdf.storage import PreconditionFailed, Storage, create_exclusive, default, is_remote
 from mdf_dedup.index.checksums import check_digest, digest, file_digest
+from mdf_dedup.index.versioned import VersionedFiles
 
 
 def index_root(path: str) -> str:
@@ -50,7 +51,7 @@ def open_files(path: str, settings: Any = None) -> Any:
     return ObjectIndexFiles(path, settings)
 
 
-class IndexFiles:
+class IndexFiles(VersionedFiles):
     """The files under one index root (a local folder)."""
 
     remote = False
@@ -58,6 +59,11 @@ class IndexFiles:
 
     def __init__(self, root: str) -> None:
         self.root = os.path.abspath(root)
+
+    @property
+    def storage(self) -> Storage:  # type: ignore[override]
+        """The process's storage layer: its conditional operations on local paths keep no state of their own."""
+        return default()
 
     def path(self, name: str) -> str:
         return os.path.join(self.root, name)
@@ -96,13 +102,6 @@ class IndexFiles:
         if checksum is not None:
             check_digest(self.path(name), file_digest(self.path(name)), checksum)
 
-    def read_tagged(self, name: str) -> tuple[bytes | None, None]:
-        """The file and its version (none locally: the lock alone keeps a second writer out)."""
-        return self.read(name), None
-
-    def replace(self, name: str, data: bytes, tag: None = None) -> None:
-        self.publish(name, lambda f: f.write(data))
-
     def list(self, prefix: str = "") -> list[str]:
         """Names (relative to the root) of the files under the folder ``prefix``."""
         base = self.path(prefix)
@@ -125,19 +124,10 @@ class IndexFiles:
 
     def create(self, name: str, data: bytes) -> bool:
         """Create ``name`` holding ``data`` only if it does not exist; ``False`` when it did."""
-        os.makedirs(self.root, exist_ok=True)
-        # Written whole under a private name, then hard-linked into place: ``link`` fails if the name exists and
-        # makes it appear with all its bytes at once. ``O_EXCL`` then ``write`` left a window in which another
-        # bucket read an empty lock and refused the run (CI failed on it once).
-        tmp = f"{self.path(name)}.new-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        with open(tmp, "wb") as f:
-            f.write(data)
         try:
-            os.link(tmp, self.path(name))
-        except FileExistsError:
+            create_exclusive(self.storage, self.path(name), data)  # write, then link: appears whole or not at all
+        except PreconditionFailed:
             return False
-        finally:
-            os.remove(tmp)
         return True
 
     def delete(self, name: str) -> None:

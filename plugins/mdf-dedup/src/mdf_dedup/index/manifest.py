@@ -37,7 +37,7 @@ def read_manifest(files: IndexFiles) -> dict[str, Any] | None:
 
 
 def read_manifest_tagged(files: IndexFiles) -> tuple[dict[str, Any] | None, str | None]:
-    """The manifest and its version (an object's ETag; ``None`` locally), for :func:`write_manifest`."""
+    """The manifest and its version (an object's ETag, a local file's inode and mtime), for :func:`write_manifest`."""
     raw, tag = files.read_tagged(MANIFEST)
     if raw is None:
         return None, None
@@ -53,11 +53,8 @@ def new_manifest(operator: str, settings: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_manifest(files: IndexFiles, manifest: dict[str, Any], tag: str | None = None) -> None:
-    """Replace the manifest; on object storage only if it is still version ``tag`` (absent if ``None``)."""
+    """Replace the manifest only if it is still version ``tag`` (absent if ``None``), locally and on S3 alike."""
     data = json.dumps(manifest, indent=1).encode()
-    if not files.remote:
-        files.replace(MANIFEST, data)
-        return
     try:
         files.replace(MANIFEST, data, tag)
     except Conflict:

@@ -25,9 +25,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import io
-import time
 from collections.abc import Callable
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -35,22 +34,21 @@ from mdf import OperatorError
 from mdf.storage import (
     LockHeld,
     ObjectNotFound,
-    RetryPolicy,
+    PreconditionFailed,
     S3Lock,
     Storage,
-    StorageError,
     StorageSettings,
     default,
-    is_transient,
+    delete_if,
     join,
     scheme_of,
 )
 from mdf_dedup.index.checksums import check_digest, digest
-from mdf_dedup.index.errors import Conflict, IndexBusy
+from mdf_dedup.index.errors import IndexBusy
+from mdf_dedup.index.versioned import VersionedFiles
 
 LOCK_TTL_S = 60.0
 WRITABLE = ("s3", "s3a")
-T = TypeVar("T")
 
 _HELD: dict[tuple[str, str, str], S3Lock] = {}  # (lock URL, run fingerprint, run output) -> lock renewed here
 _STORAGES: dict[str, Storage] = {}
@@ -66,8 +64,8 @@ def storage_for(settings: StorageSettings | None) -> Storage:
     return _STORAGES[key]
 
 
-class ObjectIndexFiles:
-    """The objects under one index URL."""
+class ObjectIndexFiles(VersionedFiles):
+    """The objects under one index URL (the manifest's versioned read and replace: :class:`VersionedFiles`)."""
 
     remote = True
 
@@ -76,7 +74,6 @@ class ObjectIndexFiles:
         self.scheme = scheme_of(url)
         self.storage = storage_for(settings)
         self.writable = self.scheme in WRITABLE
-        self._client: Any = None
 
     def path(self, name: str) -> str:
         return join(self.root, name)
@@ -147,65 +144,15 @@ class ObjectIndexFiles:
         return len(data)
 
     def delete(self, name: str) -> None:
-        """One DELETE (pyarrow's ``delete_file`` leaves a ``folder/`` marker object behind on the last one)."""
+        """One DELETE (``DeleteObjects``: pyarrow's ``delete_file`` leaves a ``folder/`` marker object behind on the
+        last one)."""
         self._check_writable()
-        bucket, key = self._bucket_key(name)
-        self._retry(lambda: self.client().delete_object(Bucket=bucket, Key=key), self.path(name), "delete")
-
-    # -- the manifest: read with its version, replaced only if unchanged --------------------------------------
-    def client(self) -> Any:
-        """botocore's client (pyarrow's S3 file system sends no ``If-Match`` and shows no ETag)."""
-        if self._client is None:
-            self._client = S3Lock(self.path("_lock.json"), settings=self.storage.settings).client
-        return self._client
-
-    def _bucket_key(self, name: str) -> tuple[str, str]:
-        bucket, _, key = self.path(name).split("://", 1)[1].partition("/")
-        return bucket, key
-
-    def read_tagged(self, name: str) -> tuple[bytes | None, str | None]:
-        """The object and its ETag (``None``, ``None`` when missing); other schemes: no ETag."""
-        if not self.writable:
-            return self.read(name), None
-        bucket, key = self._bucket_key(name)
-
-        def get() -> tuple[bytes | None, str | None]:
-            try:
-                got = self.client().get_object(Bucket=bucket, Key=key)
-            except Exception as exc:
-                if _status(exc) == 404 or _code(exc) in ("NoSuchKey", "404"):
-                    return None, None
-                raise
-            return got["Body"].read(), got["ETag"]
-
-        return self._retry(get, self.path(name), "read")
-
-    def replace(self, name: str, data: bytes, tag: str | None) -> None:
-        """Write ``name`` if it still has ETag ``tag`` (absent when ``tag`` is ``None``); :class:`Conflict` if not."""
-        self._check_writable()
-        bucket, key = self._bucket_key(name)
-        condition = {"IfMatch": tag} if tag else {"IfNoneMatch": "*"}
-        self._retry(lambda: self.client().put_object(Bucket=bucket, Key=key, Body=data, **condition),
-                    self.path(name), "write")  # fmt: skip
-
-    def _retry(self, fn: Callable[[], T], url: str, what: str) -> T:
-        policy = RetryPolicy(attempts=self.storage.settings.s3.max_attempts)
-        for attempt in range(1, policy.attempts + 1):
-            try:
-                return fn()
-            except Exception as exc:
-                if _status(exc) == 412 or _code(exc) == "PreconditionFailed":
-                    raise Conflict(url) from None
-                if not is_transient(exc) or attempt == policy.attempts:
-                    raise StorageError(url, f"{what} failed after {attempt} tries: {exc}") from None
-                time.sleep(policy.delay(attempt))
-        raise AssertionError("unreachable")
+        self.storage.delete_many([self.path(name)])
 
     # -- the lock ---------------------------------------------------------------------------------------------
     def _lock(self, run: dict[str, Any] | None = None) -> S3Lock:
         holder = None if run is None else {"run_id": run.get("output"), **_who(run)}
-        return S3Lock(self.path("_lock.json"), holder, ttl_s=LOCK_TTL_S, settings=self.storage.settings,
-                      client=self.client())  # fmt: skip
+        return S3Lock(self.path("_lock.json"), holder, ttl_s=LOCK_TTL_S, storage=self.storage)
 
     def acquire_lock(self, run: dict[str, Any]) -> bool:
         """Take the lock for ``run``, or find it held by ``run`` (another bucket); ``True`` if this process holds
@@ -253,16 +200,14 @@ class ObjectIndexFiles:
         if held is not None:
             held.release()
             return
-        bucket, obj = self._bucket_key("_lock.json")
         for _ in range(5):
             current = self.lock_holder()
             if current is None or not _same_run(current, run):
                 return
             try:
-                self._retry(lambda c=current: self.client().delete_object(Bucket=bucket, Key=obj, IfMatch=c["etag"]),
-                            self.path("_lock.json"), "release lock")  # fmt: skip
+                delete_if(self.storage, self.path("_lock.json"), current["etag"])
                 return
-            except Conflict:
+            except PreconditionFailed:
                 continue
 
     def describe(self, holder: dict[str, Any]) -> str:
@@ -306,15 +251,3 @@ def _who(run: dict[str, Any]) -> dict[str, Any]:
 
 def _same_run(holder: dict[str, Any], run: dict[str, Any]) -> bool:
     return holder.get("fingerprint") == str(run.get("fingerprint")) and holder.get("output") == str(run.get("output"))
-
-
-def _status(exc: BaseException) -> int | None:
-    response = getattr(exc, "response", None)
-    if isinstance(response, dict):
-        return response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    return None
-
-
-def _code(exc: BaseException) -> str:
-    response = getattr(exc, "response", None)
-    return str(response.get("Error", {}).get("Code", "")) if isinstance(response, dict) else ""
