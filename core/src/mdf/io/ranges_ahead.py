@@ -65,19 +65,22 @@ class RangesAhead(io.RawIOBase):
                 offset = pieces[-1][1]
         self._pieces, self._starts = pieces, [s for s, _ in pieces]
 
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if whence == io.SEEK_CUR:
+            offset += self._pos
+        elif whence == io.SEEK_END:
+            offset += self.size
+        self._pos = max(0, offset)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
     def readable(self) -> bool:
         return True
 
     def seekable(self) -> bool:
         return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self.size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
 
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
