@@ -32,7 +32,7 @@ def _file(path: Path, rows: int = 40_000, groups: int = 8) -> pa.Table:
 @pytest.mark.parametrize("columns", [None, ["id", "text"]], ids=["all", "projected"])
 def test_the_plan_is_fetched_ahead_and_the_rows_are_the_files(tmp_path, columns):
     """Over a real file (``FileIO``: seek + readinto, what the S3 reader offers), with pieces of 64 KiB: most
-    pieces come from the background thread, at most depth + 2 are held, and the batches equal a plain read.
+    pieces come from the background thread, at most ``hold`` are held, and the batches equal a plain read.
     Seen red with ``_piece`` starting nothing ahead: gets_ahead 0."""
     path = tmp_path / "t.parquet"
     table = _file(path)
@@ -53,7 +53,7 @@ def test_the_plan_is_fetched_ahead_and_the_rows_are_the_files(tmp_path, columns)
         got = pa.Table.from_batches(list(pf.iter_batches(batch_size=3_000, columns=columns)))
     assert got.equals(table.select(columns) if columns else table)
     assert stream.gets_ahead > len(stream._pieces) // 2, (stream.gets_ahead, len(stream._pieces))
-    assert max(held) <= stream.depth + 2
+    assert max(held) <= stream.hold
 
 
 def test_a_wrong_plan_costs_requests_never_bytes(tmp_path):
