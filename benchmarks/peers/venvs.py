@@ -73,13 +73,18 @@ def compile_tree(python: str, folder: str) -> None:
 def compile_mdf() -> None:
     """Bytecode for mdf's venv and this repository's packages (editable installs), as ``pip install`` leaves it."""
     marker = DEFAULT_WORK / ".mdf-compiled"
-    stamp = f"{sys.prefix} {sorted(p.name for p in ROOT.glob('*/src'))}"
+    # the installed distributions and when each was installed: a package reinstalled since (``uv pip install
+    # --reinstall`` of the kernels' wheel reinstalls pyarrow too) has no bytecode, and with the old stamp (the
+    # venv's path only) it ran from source in every timed process, pyarrow.compute alone ~0.1 s
+    purelib = Path(sysconfig.get_path("purelib"))
+    dists = sorted(f"{d.name}@{d.stat().st_mtime_ns}" for d in purelib.glob("*.dist-info"))
+    stamp = f"{sys.prefix} {sorted(p.name for p in ROOT.glob('*/src'))} {dists}"
     if marker.exists() and marker.read_text() == stamp:
         compile_tree(sys.executable, str(ROOT / "core" / "src"))  # cheap when up to date; sources change
         for src in ROOT.glob("plugins/*/src"):
             compile_tree(sys.executable, str(src))
         return
-    compile_tree(sys.executable, sysconfig.get_path("purelib"))
+    compile_tree(sys.executable, str(purelib))
     compile_tree(sys.executable, str(ROOT / "core" / "src"))
     for src in ROOT.glob("plugins/*/src"):
         compile_tree(sys.executable, str(src))

@@ -266,12 +266,12 @@ def executor_metrics_type(d: Mapping[str, Any]) -> type[ExecutorMetrics]:
     metrics file cannot make ``mdf report`` import arbitrary code; and not the plugin manager (loading every
     plugin imports pyarrow.dataset and more, for one class)."""
     import importlib
-    from importlib.metadata import entry_points
+
+    from mdf.entry_group import mdf_entry_points
 
     ref = str(d.get("executor_metrics_type") or "")
     module, _, qualname = ref.partition(":")
-    group = "mdf"  # mdf.plugins.ENTRY_POINT_GROUP (that module sits above this one)
-    packages = {ep.value.split(":")[0].split(".")[0] for ep in entry_points(group=group)}
+    packages = {ep.value.split(":")[0].split(".")[0] for ep in mdf_entry_points()}  # the plugin manager's scan
     if not qualname or module.split(".")[0] not in packages:
         return ExecutorMetrics
     try:

@@ -20,13 +20,13 @@ from __future__ import annotations
 import os
 import traceback
 from functools import lru_cache
-from importlib.metadata import entry_points  # the standard library's: the backport costs ~50 ms to import
 from typing import Any
 
 import pluggy
 
 from mdf import hookspecs
 from mdf.commands import CommandRegistry
+from mdf.entry_group import GROUP, mdf_entry_points
 from mdf.errors import PluginError
 from mdf.executor.api import Executor
 from mdf.io.base import Reader, Writer
@@ -36,7 +36,7 @@ from mdf.profiles import CostClass, Modality
 from mdf.registry import BUILTIN, Owner, Registry
 from mdf.state.types import StateType
 
-ENTRY_POINT_GROUP = "mdf"
+ENTRY_POINT_GROUP = GROUP
 DISABLE_ENV = "MDF_DISABLE_PLUGINS"
 BUILTIN_ENTRY_POINT = "builtin"
 
@@ -54,7 +54,7 @@ def get_plugin_manager(disabled: frozenset[str] = frozenset()) -> tuple[pluggy.P
     def builtin_first(ep: Any) -> tuple[bool, str]:
         return (not _is_builtin(ep), ep.name)
 
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=builtin_first):
+    for ep in sorted(mdf_entry_points(fresh=True), key=builtin_first):
         dist = ep.dist.name if ep.dist else "?"
         info = PluginInfo(ep.name, dist, ep.dist.version if ep.dist else "?")
         infos.append(info)

@@ -100,10 +100,17 @@ class ParquetReader(Reader):
         return None
 
     def read(self, shard: Shard, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        if is_remote(shard.path):  # the next column chunks fetched while this one decodes (mdf.io.ranges_ahead)
+            from mdf.io.ranges_ahead import open_remote
+
+            source, ahead = open_remote(shard.path, shard.size or file_size(shard.path))
+            with source:
+                yield from self._read(shard, source, batch_rows, ahead)
+            return
         with _opened(shard.path, shard.size) as source:
             yield from self._read(shard, source, batch_rows)
 
-    def _read(self, shard: Shard, source: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    def _read(self, shard: Shard, source: Any, batch_rows: int, ahead: Any = None) -> Iterator[pa.RecordBatch]:
         try:
             # pre_buffer=False: Arrow's read-ahead coalesces up to 32 MB per file, memory that batch_rows (and
             # the batch-size planner) cannot see; on local disks it buys nothing measurable. A remote file is read
@@ -117,6 +124,8 @@ class ParquetReader(Reader):
             return
         meta = pf.metadata
         groups = range(meta.num_row_groups) if shard.start is None else range(shard.start, shard.stop or shard.start)
+        if ahead is not None:
+            ahead.plan(_chunk_ranges(meta, groups, self.params.columns or None))
         # All the shard's row groups in one read, so a batch spans groups: files written in small groups
         # (DataTrove writes a group per 1,000 rows; the tests' W1 data has 500) gave batches that small, and
         # each batch costs every operator call, a key-state claim (a remote call on Ray) and a write. Damage is
@@ -205,6 +214,23 @@ def _opened(path: str, size: int | None = None) -> Iterator[Any]:
             yield f
         return
     yield path
+
+
+def _chunk_ranges(meta: pq.FileMetaData, groups: range, columns: list[str] | None) -> list[tuple[int, int]]:
+    """The ``(offset, length)`` of each column chunk the read will ask for: ``groups``' chunks of ``columns``
+    (all where None), as Arrow computes them (the dictionary page first where there is one)."""
+    out = []
+    for g in groups:
+        rg = meta.row_group(g)
+        for c in range(rg.num_columns):
+            col = rg.column(c)
+            if columns is not None and col.path_in_schema.split(".")[0] not in columns:
+                continue
+            start = col.data_page_offset
+            if col.has_dictionary_page and 0 < (col.dictionary_page_offset or 0) < start:
+                start = col.dictionary_page_offset
+            out.append((start, col.total_compressed_size))
+    return out
 
 
 def _group_offset(meta: pq.FileMetaData, group: int) -> int | None:
