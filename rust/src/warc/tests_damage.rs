@@ -265,8 +265,9 @@ proptest! {
     /// two members is a damage entry that costs no record). Seen red with the resync keeping zlib's read position
     /// when it waited for more input: the member after a bad one was skipped when its first bytes came late. In a
     /// plain file a byte inside a record's body spares every other record (nothing checks a plain body: the
-    /// record itself is kept as it reads); one in a header or between records may change the record's type
-    /// or length, which no reader can tell from a real one.
+    /// record itself is kept as it reads); one in a header or between records may change the record's type,
+    /// length or URL, which no reader can tell from a real one: the damaged record's row is told by its offset.
+    /// The URL case was seen red in CI (plain file, the `1` of `http://x/10` dropped: the row said `x/0`).
     #[test]
     fn one_damaged_byte_costs_at_most_its_record(
         gzip in any::<bool>(),
@@ -284,8 +285,16 @@ proptest! {
         }
         let (rows, damages, _) = read(&data, config(gzip, RESPONSE), chunk);
         let parts: Vec<Vec<u8>> = if gzip { recs.iter().map(|r| gz(r)).collect() } else { recs.clone() };
-        let hit = starts(&parts).iter().rposition(|&s| s as usize <= k).unwrap();
-        let urls: Vec<usize> = rows.iter().map(|r| r.0.trim_start_matches("http://x/").parse().unwrap_or(hit)).collect();
+        let at_start = starts(&parts);
+        let hit = at_start.iter().rposition(|&s| s as usize <= k).unwrap();
+        // the damaged record's row is the one read at its offset: its URL may be the damaged byte ("x/10" -> "x/0")
+        let urls: Vec<usize> = rows
+            .iter()
+            .map(|r| match r.4 as u64 == at_start[hit] {
+                true => hit,
+                false => r.0.trim_start_matches("http://x/").parse().unwrap_or(hit),
+            })
+            .collect();
         prop_assert_eq!(&urls[..hit.min(urls.len())], &(0..hit).collect::<Vec<_>>()[..]);
         if gzip {  // one damage entry at most, covering at most its record (a byte between members: none)
             prop_assert!(damages.len() <= 1 && rows.len() <= 12, "{:?}", damages);
