@@ -43,13 +43,37 @@ class RayBuckets:
 
     @classmethod
     def start(cls, num_buckets: int, prefix: str) -> RayBuckets:
-        """One zero-CPU actor per bucket, waited for (a bucket that cannot start fails the run here)."""
+        """One zero-CPU actor per bucket, waited for (a bucket that cannot start fails the run here).
+
+        A bucket whose node dies before the bucket ran holds no keys yet, so it is started again (under a new
+        name: Ray may not have freed the dead one's), up to twice. This is the ``--resume`` right after a lost
+        host: Ray places actors on the killed node until its health check gives up on it, and the test of a
+        worker host lost mid-run failed so in CI (the resumed run's bucket died "before it started running")."""
         import ray
+        from ray.exceptions import ActorDiedError
 
         actor = ray.remote(StateBucket)
         names = [bucket_name(prefix, i) for i in range(num_buckets)]
-        handles = [actor.options(name=name, num_cpus=0, max_restarts=0).remote(i) for i, name in enumerate(names)]
-        ray.get([h.__ray_ready__.remote() for h in handles])
+
+        def place(i: int) -> Any:
+            return actor.options(name=names[i], num_cpus=0, max_restarts=0).remote(i)
+
+        handles = [place(i) for i in range(num_buckets)]
+        for again in (1, 2, 0):
+            died = []
+            for i, h in enumerate(handles):
+                try:
+                    ray.get(h.__ray_ready__.remote())
+                except ActorDiedError:
+                    if not again:
+                        raise
+                    died.append(i)
+            if not died:
+                break
+            for i in died:
+                LOG.warning("key-state bucket %s died before it ran (its node was lost): starting it again", names[i])
+                names[i] = f"{bucket_name(prefix, i)}-again{again}"
+                handles[i] = place(i)
         where = ray.get([h.__ray_call__.remote(_node_address) for h in handles])
         for name, node in zip(names, where, strict=True):  # a lost node takes these keys with it: say where they are
             LOG.info("key-state bucket %s on the node at %s", name, node)
