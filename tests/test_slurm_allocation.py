@@ -180,8 +180,10 @@ def test_a_cancelled_job_then_resume_gives_the_clean_rows(cluster: SlurmCluster,
                                                           tmp_path: Path) -> None:  # fmt: skip
     """``scancel`` mid-run (as a time limit would): the output is kept, not complete; ``mdf slurm run --resume``
     on two nodes completes it with exactly the clean rows, ``mdf slurm status`` of the first run says it failed
-    and shows its log."""
-    recipe = w1_recipe(tmp_path, w1, extra_ops=[{"delay_refiner": {"seconds_per_batch": 1.0}}])
+    and shows its log. 3 s a batch (4 batches a shard, 6 shards on two one-core nodes): at 1 s the job ended
+    before the ``scancel`` in CI (the shards committed in a burst near the end) and the test failed on a run that
+    was complete."""
+    recipe = w1_recipe(tmp_path, w1, extra_ops=[{"delay_refiner": {"seconds_per_batch": 3.0}}])
     folder = cluster.submit(str(recipe), "--nodes", "2", "--ray-start-args", RAY_ARGS)
     _once_a_shard_is_committed(cluster, tmp_path / "out", folder)
     job = json.loads((folder / "run.json").read_text())["jobs"][0]
