@@ -45,20 +45,25 @@ def node_address() -> str:
     return socket.gethostbyname(addr)
 
 
-def _ray_start(args: list[str], extra: str) -> int:
+def _ray_start(args: list[str], extra: str, ray: str | None = None) -> int:
     """``ray start --block ARGS`` until the job stops it (SIGTERM, passed on); a start that fails within
     :data:`STARTUP_S` is tried again, up to :data:`START_ATTEMPTS` times in all.
 
     Why again: Ray 2.60's raylet gives its Python helpers 15 s, hard-coded, to report their ports and aborts
     when one misses it ("Timed out waiting for file .../metrics_agent_port"). A busy node, or one importing Ray
     from a slow shared file system, misses it: seen here at load 12-25 on two cores, the dashboard agent took
-    37-60 s to import. The next attempt finds the page cache warm."""
+    37-60 s to import. The next attempt finds the page cache warm.
+
+    Before it, what the failed attempt left running is killed (:func:`_stop_leftovers`): ``ray start --head``
+    that gives up on its own GCS ("Failed to connect to GCS ... within 5 seconds", seen at load ~4 in CI) exits
+    with the GCS still holding the port, and every later attempt then failed with "Ray is ... already running at
+    <ip>:6379", so a requeued job died on its head node."""
     job, node = os.environ.get("SLURM_JOB_ID", "nojob"), os.environ.get("SLURMD_NODENAME", socket.gethostname())
     cluster = os.environ.get("SLURM_CLUSTER_NAME", "slurm")
     tmp = Path(os.environ.get("TMPDIR") or "/tmp") / f"mdf-ray-{cluster}-{job}-{node}"
     tmp.mkdir(parents=True, exist_ok=True)
     cpus = os.environ.get("SLURM_CPUS_ON_NODE") or str(os.cpu_count() or 1)
-    ray = str(Path(sys.executable).with_name("ray"))
+    ray = ray or str(Path(sys.executable).with_name("ray"))  # a test passes its own program
     cmd = [ray, "start", "--block", *args, "--node-ip-address", node_address(), "--num-cpus", cpus,
            "--disable-usage-stats", *extra.split()]  # fmt: skip
     env = {**os.environ, "RAY_TMPDIR": str(tmp), "RAY_USAGE_STATS_ENABLED": "0"}
@@ -80,9 +85,31 @@ def _ray_start(args: list[str], extra: str) -> int:
         took = time.monotonic() - began
         if stopping or rc == 0 or took > STARTUP_S or attempt == START_ATTEMPTS:
             return 0 if stopping else rc
-        print(f"{PREFIX} {node}: `ray start` failed (exit {rc}) {took:.0f} s in; starting it again "
-              f"({attempt + 1} of {START_ATTEMPTS})", flush=True)  # fmt: skip
+        left = _stop_leftovers(tmp)
+        print(f"{PREFIX} {node}: `ray start` failed (exit {rc}) {took:.0f} s in; stopped {left} process(es) it "
+              f"left; starting it again ({attempt + 1} of {START_ATTEMPTS})", flush=True)  # fmt: skip
     return 1
+
+
+def _stop_leftovers(tmp: Path, grace_s: float = 10.0) -> int:
+    """SIGKILL every process whose environment has ``RAY_TMPDIR`` = ``tmp`` (what one start of this node's Ray
+    spawned: the folder is this job's and this node's alone, and every Ray process inherits the variable, also
+    one that left the start's process group), and wait until they are gone, so their ports are free again.
+    Returns how many there were. Processes of other users are not readable, and not ours to kill."""
+    mark = b"\0RAY_TMPDIR=" + bytes(tmp) + b"\0"
+    found = []
+    for pid in (int(n) for n in os.listdir("/proc") if n.isdigit()):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if mark in b"\0" + f.read() + b"\0":
+                    os.kill(pid, signal.SIGKILL)
+                    found.append(pid)
+        except OSError:
+            continue
+    deadline = time.monotonic() + grace_s
+    while _alive(found) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return len(found)
 
 
 def _alive(pids: list[int]) -> list[int]:

@@ -1,0 +1,59 @@
+"""A node's ``ray start`` that fails is tried again only after what it left running is stopped.
+
+CI's slurm session lost a requeued job so: on the head node, the first ``ray start --head`` gave up on its own GCS
+("Failed to connect to GCS ... within 5 seconds", load ~4) and exited with the GCS still holding port 6379, and
+both later attempts failed with "Ray is trying to start at ...:6379, but is already running". The program below
+stands in for the ``ray`` command in exactly that: its first start leaves a process behind (with the environment
+it was given, as Ray's GCS has) and exits 1; a later start fails while that process lives. Seen red with the
+leftovers not stopped (``_stop_leftovers`` returning 0 at once): exit 3 after three attempts.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from mdf_slurm import node
+
+FAKE_RAY = """\
+import os, pathlib, subprocess, sys
+tmp = pathlib.Path(os.environ["RAY_TMPDIR"])
+attempts = tmp / "attempts"
+n = int(attempts.read_text()) if attempts.exists() else 0
+attempts.write_text(str(n + 1))
+if n == 0:  # gives up on its own GCS, which stays behind (in a session of its own, as a daemon would)
+    gcs = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    (tmp / "gcs.pid").write_text(str(gcs.pid))
+    sys.exit(1)
+pid = (tmp / "gcs.pid").read_text()
+try:
+    state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+except OSError:
+    state = "gone"
+sys.exit(3 if state not in ("gone", "Z") else 0)  # "already running" while the first start's GCS lives
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux's /proc")
+def test_a_failed_start_is_tried_again_after_its_leftovers_are_stopped(tmp_path: Path, monkeypatch) -> None:
+    ray = tmp_path / "ray"
+    ray.write_text(f"#!{sys.executable}\n{FAKE_RAY}")
+    ray.chmod(0o755)
+    monkeypatch.setattr(node, "node_address", lambda: "127.0.0.1")
+    for name, value in {"TMPDIR": str(tmp_path), "SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1",
+                        "SLURM_CLUSTER_NAME": "t", "SLURM_CPUS_ON_NODE": "1"}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        rc = node._ray_start(["--head"], "", ray=str(ray))
+    finally:  # _ray_start forwards these to its child: give pytest its own back
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    folder = tmp_path / "mdf-ray-t-7-n1"
+    assert rc == 0
+    assert (folder / "attempts").read_text() == "2"
+    pid = int((folder / "gcs.pid").read_text())
+    assert not os.path.exists(f"/proc/{pid}") or node._state(pid) == "Z"
