@@ -6,6 +6,11 @@ both later attempts failed with "Ray is trying to start at ...:6379, but is alre
 stands in for the ``ray`` command in exactly that: its first start leaves a process behind (with the environment
 it was given, as Ray's GCS has) and exits 1; a later start fails while that process lives. Seen red with the
 leftovers not stopped (``_stop_leftovers`` returning 0 at once): exit 3 after three attempts.
+
+The same CI run with that fix alone failed again the same way: ``ray start --head`` also refuses while
+``$RAY_TMPDIR/ray/ray_current_cluster`` (written by the failed start) names its address and a raylet anywhere
+on the machine names that GCS, and in the test cluster the other node's raylet did. The program stands in for
+that too (a later start fails while the file is there): seen red with the file left (exit 4).
 """
 
 from __future__ import annotations
@@ -24,10 +29,15 @@ tmp = pathlib.Path(os.environ["RAY_TMPDIR"])
 attempts = tmp / "attempts"
 n = int(attempts.read_text()) if attempts.exists() else 0
 attempts.write_text(str(n + 1))
+current = tmp / "ray" / "ray_current_cluster"
 if n == 0:  # gives up on its own GCS, which stays behind (in a session of its own, as a daemon would)
     gcs = subprocess.Popen(["sleep", "300"], start_new_session=True)
     (tmp / "gcs.pid").write_text(str(gcs.pid))
+    current.parent.mkdir(exist_ok=True)
+    current.write_text("127.0.0.1:6379")
     sys.exit(1)
+if current.exists():  # Ray refuses while the file names its address and a raylet (another node's) names that GCS
+    sys.exit(4)
 pid = (tmp / "gcs.pid").read_text()
 try:
     state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
