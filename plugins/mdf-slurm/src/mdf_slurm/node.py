@@ -57,8 +57,8 @@ def _ray_start(args: list[str], extra: str, ray: str | None = None) -> int:
     Before it, what the failed attempt left running is killed (:func:`_stop_leftovers`): ``ray start --head``
     that gives up on its own GCS ("Failed to connect to GCS ... within 5 seconds", seen at load ~4 in CI) exits
     with the GCS still holding the port, and every later attempt then failed with "Ray is ... already running at
-    <ip>:6379", so a requeued job died on its head node. The failed start's ``ray_current_cluster`` file is
-    removed too, as ``ray stop`` removes it."""
+    <ip>:6379", so a requeued job died on its head node. Before every start the folder's ``ray_current_cluster``
+    file is removed too, as ``ray stop`` removes it (the comment in the loop says why)."""
     job, node = os.environ.get("SLURM_JOB_ID", "nojob"), os.environ.get("SLURMD_NODENAME", socket.gethostname())
     cluster = os.environ.get("SLURM_CLUSTER_NAME", "slurm")
     tmp = Path(os.environ.get("TMPDIR") or "/tmp") / f"mdf-ray-{cluster}-{job}-{node}"
@@ -80,6 +80,12 @@ def _ray_start(args: list[str], extra: str, ray: str | None = None) -> int:
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
     for attempt in range(1, START_ATTEMPTS + 1):
+        # The file names the GCS of an earlier start in this folder: a failed attempt's, or (the folder is named by
+        # the job id, which a requeue keeps) the killed first start's of a requeued job. `ray start --head` refuses
+        # ("already running") while it names its address and any raylet on the machine names that GCS (seen in
+        # the test cluster, whose nodes share one process table: the other node's raylet did); `ray stop` removes
+        # it too.
+        (tmp / "ray" / "ray_current_cluster").unlink(missing_ok=True)
         began = time.monotonic()
         child.append(subprocess.Popen(cmd, env=env))
         rc = child[-1].wait()
@@ -87,11 +93,6 @@ def _ray_start(args: list[str], extra: str, ray: str | None = None) -> int:
         if stopping or rc == 0 or took > STARTUP_S or attempt == START_ATTEMPTS:
             return 0 if stopping else rc
         left = _stop_leftovers(tmp)
-        # Ray's own `ray stop` does this too: the file names the GCS of the start that just failed, and `ray start
-        # --head` refuses to start ("already running") while it names its address and any raylet on the machine
-        # names that GCS (another node's, where a machine hosts several: seen in the test cluster after the fix
-        # above alone)
-        (tmp / "ray" / "ray_current_cluster").unlink(missing_ok=True)
         print(f"{PREFIX} {node}: `ray start` failed (exit {rc}) {took:.0f} s in; stopped {left} process(es) it "
               f"left; starting it again ({attempt + 1} of {START_ATTEMPTS})", flush=True)  # fmt: skip
     return 1
