@@ -1,16 +1,14 @@
-"""A node's ``ray start`` that fails is tried again only after what it left running is stopped.
+"""A node's ``ray start`` runs with no stale ``ray_current_cluster`` file, and a failed one is tried again only
+after what it left running is stopped.
 
-CI's slurm session lost a requeued job so: on the head node, the first ``ray start --head`` gave up on its own GCS
-("Failed to connect to GCS ... within 5 seconds", load ~4) and exited with the GCS still holding port 6379, and
-both later attempts failed with "Ray is trying to start at ...:6379, but is already running". The program below
-stands in for the ``ray`` command in exactly that: its first start leaves a process behind (with the environment
-it was given, as Ray's GCS has) and exits 1; a later start fails while that process lives. Seen red with the
-leftovers not stopped (``_stop_leftovers`` returning 0 at once): exit 3 after three attempts.
-
-The same CI run with that fix alone failed again the same way: ``ray start --head`` also refuses while
-``$RAY_TMPDIR/ray/ray_current_cluster`` (written by the failed start) names its address and a raylet anywhere
-on the machine names that GCS, and in the test cluster the other node's raylet did. The program stands in for
-that too (a later start fails while the file is there): seen red with the file left (exit 4).
+CI's slurm session lost a requeued job so: every ``ray start --head`` of the requeued job on n1 failed with "Ray is
+trying to start at ...:6379, but is already running". Ray refuses so while ``$RAY_TMPDIR/ray/ray_current_cluster``
+names its address and a raylet anywhere on the machine names that GCS; the node's folder is named by the job id,
+which a requeue keeps, so it held the killed first start's file, and in the test cluster (one process table for
+all nodes) the other node's raylet named that GCS. The program below stands in for the ``ray`` command: its first
+start writes that file, leaves a process behind (with the environment it was given, as Ray's processes have) and
+exits 1; a later start fails while the process lives (exit 3) or the file is there (exit 4). Seen red with
+``_stop_leftovers`` returning 0 at once (exit 3) and with the file left (exit 4).
 """
 
 from __future__ import annotations

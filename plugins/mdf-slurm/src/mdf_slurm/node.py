@@ -54,11 +54,11 @@ def _ray_start(args: list[str], extra: str, ray: str | None = None) -> int:
     from a slow shared file system, misses it: seen here at load 12-25 on two cores, the dashboard agent took
     37-60 s to import. The next attempt finds the page cache warm.
 
-    Before it, what the failed attempt left running is killed (:func:`_stop_leftovers`): ``ray start --head``
-    that gives up on its own GCS ("Failed to connect to GCS ... within 5 seconds", seen at load ~4 in CI) exits
-    with the GCS still holding the port, and every later attempt then failed with "Ray is ... already running at
-    <ip>:6379", so a requeued job died on its head node. Before every start the folder's ``ray_current_cluster``
-    file is removed too, as ``ray stop`` removes it (the comment in the loop says why)."""
+    Before every start the folder's ``ray_current_cluster`` file is removed, as ``ray stop`` removes it (the
+    comment in the loop says why): with it left, every start of a requeued job's head was refused "Ray is ...
+    already running at <ip>:6379" and the job died (CI). Before a retry, what the failed attempt left running is
+    killed too (:func:`_stop_leftovers`), so that a start that fails after its GCS came up cannot hold the port
+    against the next one; the CI runs that showed the file's refusal had no such leftovers (0 killed)."""
     job, node = os.environ.get("SLURM_JOB_ID", "nojob"), os.environ.get("SLURMD_NODENAME", socket.gethostname())
     cluster = os.environ.get("SLURM_CLUSTER_NAME", "slurm")
     tmp = Path(os.environ.get("TMPDIR") or "/tmp") / f"mdf-ray-{cluster}-{job}-{node}"
