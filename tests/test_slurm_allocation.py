@@ -19,13 +19,14 @@ Run by the nox session ``slurm`` (root; Debian's Slurm packages); skipped with t
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+
+from mdf.ops.debug import passed_rows
 
 from .conftest import ROOT
 from .ray_helpers import assert_same_outputs
@@ -151,11 +152,6 @@ def _until(cluster: SlurmCluster, folder: Path, done: Callable[[], bool]) -> Non
         time.sleep(0.5)
 
 
-def _passed(hold: Path) -> int:
-    """Rows ``delay_refiner`` let through its ``hold_dir`` (one file per batch, named by its rows)."""
-    return sum(int(n.split("-")[0]) for n in os.listdir(hold) if n[0].isdigit()) if hold.exists() else 0
-
-
 def _status(out: Path) -> str:
     return str(json.loads((out / "_mdf" / "run.json").read_text())["status"])
 
@@ -205,7 +201,7 @@ def test_a_cancelled_job_then_resume_gives_the_clean_rows(cluster: SlurmCluster,
     recipe = w1_recipe(tmp_path, w1, extra_ops=[{"delay_refiner": {"hold_dir": str(hold),
                                                                    "hold_after_rows": held_at}}])  # fmt: skip
     folder = cluster.submit(str(recipe), "--nodes", "2", "--ray-start-args", RAY_ARGS)
-    _until(cluster, folder, lambda: _passed(hold) >= held_at)
+    _until(cluster, folder, lambda: passed_rows(hold) >= held_at)
     job = json.loads((folder / "run.json").read_text())["jobs"][0]
     assert cluster.login("scancel", job).returncode == 0
     cluster.wait_run(folder)
