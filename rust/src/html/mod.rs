@@ -77,7 +77,8 @@ pub struct Options<'m> {
     /// Precision / recall trade-off of the content choice.
     pub favor: Favor,
     /// The block model that chooses the main text ([`content::model::shipped`] is the trained one); `None`
-    /// (the default): Readability's rules alone, which held out better on two of the three labelled sets.
+    /// (this struct's default): Readability's rules alone. The `html_extract` operator passes the shipped model
+    /// unless a recipe sets `blocks: rules`.
     pub model: Option<&'m Model>,
 }
 

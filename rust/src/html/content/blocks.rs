@@ -8,7 +8,7 @@
 //! from labelled pages of many sites, with the text, tags, class words, containers and neighbours of each
 //! unit.
 
-use super::features::N;
+use super::features::{FEATURES, N};
 use super::model::Model;
 use super::page::Page;
 use super::pick;
@@ -21,12 +21,14 @@ use crate::html::Favor;
 /// ([`super::short_page_text`]: a one-line note is what recall asks for).
 pub fn main_text(doc: &Doc, favor: Favor, model: &Model) -> String {
     let page = page(doc);
-    let threshold = model.threshold(favor);
+    let (inside, outside) = (model.threshold(favor, true), model.threshold(favor, false));
+    let region = region_features();
     let mut f = [0f32; N];
     let keep: Vec<bool> = (0..page.units.len())
         .map(|u| {
             page.features(u, &mut f);
-            model.score(&f) >= threshold
+            let in_region = region.iter().any(|&i| f[i] > 0.0);
+            model.score(&f) >= if in_region { inside } else { outside }
         })
         .collect();
     let text = write(&page, &keep);
@@ -34,6 +36,17 @@ pub fn main_text(doc: &Doc, favor: Favor, model: &Model) -> String {
         return super::short_page_text(doc);
     }
     text
+}
+
+/// Indices of the features that place a unit in the rules' region: the rules write some of its text, its
+/// parent's or its grandparent's (the same test as `train_html_blocks.py`'s `REGION_FEATURES`).
+fn region_features() -> [usize; 3] {
+    ["written", "parent_written", "gparent_written"].map(|name| {
+        FEATURES
+            .iter()
+            .position(|f| *f == name)
+            .expect("a region feature is in FEATURES")
+    })
 }
 
 /// The units of `doc` with what the rules picked (balanced mode: the model was trained on its features).

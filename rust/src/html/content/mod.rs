@@ -17,6 +17,7 @@ use super::Favor;
 
 pub mod blocks;
 pub mod features;
+pub mod forest;
 mod measure;
 pub mod model;
 pub mod page;
