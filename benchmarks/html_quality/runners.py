@@ -31,8 +31,8 @@ FAVORS = ("precision", "balanced", "recall")
 
 
 def mdf_texts(pages: list[bytes], favor: str = "balanced", model: bytes | None = None) -> list[str]:
-    """mdf's main text of every page (one call, the kernel's threads); ``model``: a block model to use instead
-    of the shipped one (cross-validation folds)."""
+    """mdf's main text of every page (one call, the kernel's threads); ``model``: the text of a block model
+    (the shipped one or a cross-validation fold's), ``None`` for the rules alone."""
     import pyarrow as pa
 
     import mdf_kernels

@@ -217,9 +217,9 @@ def test_a_kernel_error_is_one_rejected_row():
     assert extract.metrics.counters["kernel_errors"] == 1
 
 
-def test_favor_reaches_the_kernel():
-    """The rest of an article wrapped six divs deep (too deep for Readability's sibling rule) is kept by
-    ``favor: balanced`` (the default) and ``recall``, dropped by ``precision``; an unknown mode fails at
+def test_favor_reaches_the_kernel_with_the_rules():
+    """``blocks: rules``: the rest of an article wrapped six divs deep (too deep for Readability's sibling rule) is
+    kept by ``favor: balanced`` (the default) and ``recall``, dropped by ``precision``; an unknown mode fails at
     construction. Fails when the operator does not pass ``favor`` to the kernel (precision kept the block): seen."""
     rest = " ".join(
         f"<p>{p} Officials will review the timetable again in the autumn, after the first season.</p>" for p in ARTICLE
@@ -229,15 +229,35 @@ def test_favor_reaches_the_kernel():
     page = f'<html><body><div class="story"><div class="part">{body}</div><figure><img src=x.jpg></figure>{deep}</div>'
     batch = pa.RecordBatch.from_pydict({"body": [page]})
     texts = {
-        f: run_operator(op(favor=f), batch)[0].column("text")[0].as_py() for f in ("precision", "balanced", "recall")
+        f: run_operator(op(favor=f, blocks="rules"), batch)[0].column("text")[0].as_py()
+        for f in ("precision", "balanced", "recall")
     }
     assert all(ARTICLE[0] in t for t in texts.values())
     marker = "after the first season"
     assert marker in texts["balanced"] and marker in texts["recall"]
     assert marker not in texts["precision"]
-    assert run_operator(op(), batch)[0].column("text")[0].as_py() == texts["balanced"]
+    assert run_operator(op(blocks="rules"), batch)[0].column("text")[0].as_py() == texts["balanced"]
     with pytest.raises(ValueError, match="favor"):
         op(favor="everything")
+
+
+def test_favor_reaches_the_kernel_with_the_model():
+    """``blocks: model`` (the default): a one-line byline inside the story is kept by ``favor: recall`` and not by
+    ``balanced`` (each mode's text equals the kernel's own with the shipped model). Seen red with the operator not
+    passing ``favor`` to the kernel (recall's text lacked the byline)."""
+    import mdf_kernels
+
+    body = "".join(f"<p>{p}</p>" for p in ARTICLE * 2)
+    byline = "By Jane Miller, staff reporter"
+    page = f'<html><body><div class="story"><h1>Ferry</h1>{body}<div class="byline">{byline}</div></div></body></html>'
+    batch = pa.RecordBatch.from_pydict({"body": [page]})
+    texts = {f: run_operator(op(favor=f), batch)[0].column("text")[0].as_py() for f in ("balanced", "recall")}
+    for favor, text in texts.items():
+        kernel = mdf_kernels.html_extract(pa.array([page]), favor=favor, model=mdf_kernels.html_block_model())
+        assert text == kernel.field("text")[0].as_py(), favor
+        assert ARTICLE[0] in text, favor
+    assert byline in texts["recall"]
+    assert byline not in texts["balanced"]
 
 
 def test_comment_threads_named_in_the_page_language_are_dropped():
@@ -262,8 +282,8 @@ def test_comment_threads_named_in_the_page_language_are_dropped():
 
 
 def test_blocks_model_reaches_the_kernel():
-    """``blocks: model`` extracts with the block model shipped in the kernel (the text equals the kernel's own
-    ``html_extract(model=html_block_model())``), ``blocks: rules`` (the default) without it; an unknown value
+    """``blocks: model`` (the default) extracts with the block model shipped in the kernel (the text equals the
+    kernel's own ``html_extract(model=html_block_model())``), ``blocks: rules`` without it; an unknown value
     fails at construction. The page: a short article broken by ``<br><br>`` beside a sidebar box offering a
     white paper in one long, comma-rich paragraph (issue 49's failure class), where the rules keep the box
     alone and the model keeps the article. Seen red with the operator not passing ``model`` to the kernel
@@ -282,7 +302,8 @@ def test_blocks_model_reaches_the_kernel():
     )
     batch = pa.RecordBatch.from_pydict({"body": [page]})
     model = run_operator(op(blocks="model"), batch)[0].column("text")[0].as_py()
-    rules = run_operator(op(), batch)[0].column("text")[0].as_py()
+    rules = run_operator(op(blocks="rules"), batch)[0].column("text")[0].as_py()
+    assert run_operator(op(), batch)[0].column("text")[0].as_py() == model
     kernel = mdf_kernels.html_extract(pa.array([page]), model=mdf_kernels.html_block_model())
     assert model == kernel.field("text")[0].as_py()
     assert rules == mdf_kernels.html_extract(pa.array([page])).field("text")[0].as_py()
