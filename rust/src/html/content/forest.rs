@@ -36,11 +36,14 @@ impl Forest {
     /// The complete form of the trees whose roots are `roots`; `node(i)` reads node `i`. `None` when a tree
     /// is deeper than [`MAX_DEPTH`].
     pub fn build(roots: &[usize], node: impl Fn(usize) -> Walk) -> Option<Forest> {
+        // Stops below MAX_DEPTH: a model file may point two splits at one node (children only point forward,
+        // so every walk ends), and the paths of such a file can be exponentially many.
         let depth_of = |root: usize| -> usize {
             let mut stack = vec![(root, 0usize)];
             let mut deepest = 0;
             while let Some((i, d)) = stack.pop() {
                 match node(i) {
+                    _ if d > MAX_DEPTH => return d,
                     Walk::Leaf(_) => deepest = deepest.max(d),
                     Walk::Split(_, _, l, r) => stack.extend([(l, d + 1), (r, d + 1)]),
                 }

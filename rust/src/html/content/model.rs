@@ -289,4 +289,20 @@ mod tests {
             assert_eq!(m.score(&x).to_bits(), m.walk(&x).to_bits(), "{x:?}");
         }
     }
+
+    /// A file whose splits share children (here 60 splits, each sending both sides to the next: 2^60 paths)
+    /// parses at once and scores by the node walk. Seen red without the depth cap in `Forest::build`: the
+    /// parse did not finish (it counted every path).
+    #[test]
+    fn shared_children_do_not_blow_up_the_layout() {
+        let features = FEATURES.join(" ");
+        let mut text = format!("mdf-html-blocks 1\nfeatures {N} {features}\nthresholds 0.5 0.5 0.5\nbase 0.0\ntree 61\n");
+        for i in 1..=60 {
+            text.push_str(&format!("0 0.5 {i} {i}\n"));
+        }
+        text.push_str("leaf 1.5\n");
+        let m = Model::parse(&text).expect("parses");
+        assert!(m.forest.is_none());
+        assert_eq!(m.score(&[0.0; N]), 1.5);
+    }
 }
