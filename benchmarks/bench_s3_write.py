@@ -5,7 +5,7 @@ The work is W1's (``bench_w1_text_filter.py``: URL blocklist + length filter, Pa
 executor) on W1's generated rows. The s3 -> s3 run reads ``s3://mdf-w1/w1/*.parquet`` and writes
 ``s3://mdf-w1/out-<n>``: parts built in a local working folder, uploaded by a background thread after each
 checkpoint as open multipart uploads to their final keys, completed at the publish, then ``_SUCCESS``
-(:mod:`mdf.storage.output`, :mod:`mdf.storage.multipart`). Each run is a
+(:mod:`mdf.output.remote`, :mod:`mdf.storage.multipart`). Each run is a
 subprocess timed wall-clock from launch to exit (the publish included), round-robin, best of ``--repeat``; the
 kept rows and every part file's bytes must be equal.
 
@@ -37,7 +37,7 @@ report +0.35 s. Before the change, same command, no ``.pyc``, load 1.3 -> 2.9: 0
 between, after the change, at load 4-10: 0.58-0.65x. So the ratio swings with the load more than with the change: the publish went
 from 1.6-4.2 s to 0.3-1.2 s (nearly all SeaweedFS copying ~140 MB on the same cores), and what is left is the
 executor phase (+1.4 s: input read from S3 and the parts uploaded, SeaweedFS taking CPU from the run's two
-threads) and the copies; :mod:`mdf.storage.publish` says why the copies stay and what would remove them.
+threads) and the copies; :mod:`mdf.output.publish` says why the copies stay and what would remove them.
 
 2026-12-05 (load 1-3.5): the copies are gone (parts go up as open multipart uploads to their final keys, completed
 at the publish) and the checkpoint no longer waits for the uploads (a background thread). Same command,

@@ -311,7 +311,7 @@ def _completed(folder: Path) -> int:
 
 def test_a_swap_cut_between_its_two_folders_is_rolled_forward_by_the_next_run(tmp_path, capsys):
     """The writer and rejected folders swap one after the other; a kill between them is finished later."""
-    from mdf.ownership import READY
+    from mdf.output.local import READY
 
     recipe = write_recipe(tmp_path, jsonl_files(tmp_path / "in", 2))
     assert cli(capsys, "run", "-q", str(recipe))[0] == 0

@@ -13,9 +13,9 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
+from mdf.output.publish import INTENT, SUCCESS, committed, publish, roll_forward, staging_prefix
 from mdf.storage import LockHeld, S3Settings, Storage, StorageSettings, multipart
 from mdf.storage.lock import S3Lock
-from mdf.storage.publish import INTENT, SUCCESS, committed, publish, roll_forward, staging_prefix
 
 if TYPE_CHECKING:
     from tests.storage_servers import SeaweedS3

@@ -301,10 +301,10 @@ def test_the_mirror_uploads_parts_invisibly_and_sends_a_manifest_only_with_its_s
     completes the upload and leaves none open. (Fails with the manifest sent without its snapshots: the staging
     prefix held a manifest naming a missing snapshot: seen; and with the first upload of a redone part not
     aborted: two uploads stayed open: seen.)"""
+    from mdf.output.publish import publish
+    from mdf.output.remote import RemoteOutput
     from mdf.storage import Storage, StorageSettings
     from mdf.storage.config import S3Settings
-    from mdf.storage.output import RemoteOutput
-    from mdf.storage.publish import publish
 
     ep = seaweed.endpoint
     assert ep is not None

@@ -1,6 +1,6 @@
 """The one claim decision (mdf.output.claim.decide) that local folders and s3:// prefixes both ask: each refusal's
-line for either kind of output is the one 49c4b5c printed from its two copies (ownership._claim_dir and
-RemoteOutput.claim), and what is not refused resumes or starts afresh."""
+line for either kind of output is the one 49c4b5c printed from its two copies (ownership._claim_dir, now in
+mdf.output.local, and RemoteOutput.claim), and what is not refused resumes or starts afresh."""
 
 from __future__ import annotations
 

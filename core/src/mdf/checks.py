@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from mdf.errors import RecipeError
 from mdf.io.rejected import rejected_schema
-from mdf.ownership import check_output_paths
+from mdf.output.local import check_output_paths
 
 _FAMILIES = {  # a view type (string_view) is none of them: the operators' Arrow kernels do not take it
     "string": lambda t: pa.types.is_string(t) or pa.types.is_large_string(t),

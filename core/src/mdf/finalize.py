@@ -1,7 +1,7 @@
 """``mdf run RECIPE --finalize``: the output of slice runs (:mod:`mdf.slices`) published as one run.
 
 It refuses, in one line naming them, while any shard has no completion record of this recipe's fingerprint, and
-publishes nothing then. Otherwise it claims the output through :func:`mdf.ownership.claim` as a resumed run (a
+publishes nothing then. Otherwise it claims the output through :func:`mdf.output.local.claim` as a resumed run (a
 run record of the slices' fingerprint is written first where none is, so the claim knows the folder's files as
 this recipe's) and finishes it the way every run does: ``metrics.json`` from the records' counts, ``run.json``
 listing the part files, the report. Then ``_SUCCESS`` lists the part files: in a folder that many tasks filled
@@ -23,8 +23,8 @@ from mdf.executor.batches import PassCounter
 from mdf.executor.inline_metrics import InlineMetrics
 from mdf.io.lineage import write_shard_map
 from mdf.metrics import RunMetrics
+from mdf.output.local import _write_record, claim
 from mdf.output_paths import output_dirs
-from mdf.ownership import _write_record, claim
 from mdf.plugin_set import Plugins
 from mdf.recipe import Recipe
 from mdf.report.build import write_report
@@ -39,7 +39,7 @@ class MissingShards(MdfError):
 
 def finalize(recipe: Recipe, plugins: Plugins | None = None) -> Any:
     """Check that every shard has a completion record of this recipe, then publish the output as one run:
-    the owned run (:class:`mdf.ownership.OwnedRun`, released) and its metrics."""
+    the owned run (:class:`mdf.output.local.OwnedRun`, released) and its metrics."""
     sp = checked(recipe, plugins)
     records = {r["shard"]: r for r in read_records(sp.output).values() if r.get("fingerprint") == sp.fingerprint.sha}
     missing = [i for i, s in enumerate(sp.shard_ids) if s not in records]

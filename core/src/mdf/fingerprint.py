@@ -6,7 +6,7 @@ object (``s3://...``) size and mtime come from the listing the reader made (:fun
 an object rewritten under the same key gets a new last-modified time, so ``--resume`` sees it changed. URLs are
 taken without their credentials (:mod:`mdf.storage.redact`): they are written into ``run.json``, and a presigned
 URL signed again after a kill names the same object, so ``--resume`` still continues its run. Written to
-``_mdf/run.json`` before any data (:mod:`mdf.ownership`) and into the checkpoint manifest.
+``_mdf/run.json`` before any data (:mod:`mdf.output.local`) and into the checkpoint manifest.
 
 The files the recipe names besides its input (a model, a blocklist, a dedup index: :mod:`mdf.named_files`) are
 recorded beside it (``files``) and compared by ``--resume`` too, but are not part of the hash: the hash names the

@@ -7,7 +7,7 @@ the next run (2,000 rows become 4,000). Every check compares *resolved* paths (`
 never the text the recipe wrote, so ``x/../out`` and ``out/rej`` are seen to overlap. Each refusal is exit 2
 before any work, naming the YAML key, its value, and the fix.
 
-An ``s3://bucket/prefix`` output is written through :mod:`mdf.storage.output` (staged, then published); it must
+An ``s3://bucket/prefix`` output is written through :mod:`mdf.output.remote` (staged, then published); it must
 name a prefix below the bucket (``--overwrite`` replaces what is there) and not overlap the other output or an
 input. Every other scheme (``https://`` is read only; ``gs://`` and the like are not written yet) is refused:
 the writers would have taken ``gs://bucket/out`` for a local folder ``gs:/bucket/out`` and said nothing.
@@ -95,7 +95,7 @@ def _check_urls(recipe: Any) -> None:
                 f"s3://{bucket or 'bucket'}/out",
                 f"{role}.path",
             )
-        from mdf.storage.output import check_writable  # the S3 layer: imported for an s3:// output only
+        from mdf.output.remote import check_writable  # the S3 layer: imported for an s3:// output only
 
         check_writable(path, role)
     keys = [(role, path, _key(path)) for role, path in urls]

@@ -12,7 +12,7 @@ only the earlier run's files, which mdf knows:
 
 Anything else in the folder (a file, a folder, a link) makes ``--overwrite`` refuse before any work, exit 2,
 naming it. The new output is still built in a hidden sibling and swapped in with one ``renameat2`` when the run
-succeeds (:mod:`mdf.ownership`); then the old run's files are deleted from the folder swapped out, and should a
+succeeds (:mod:`mdf.output.local`); then the old run's files are deleted from the folder swapped out, and should a
 user have put a file into the old output while the new one was being built, the folder is kept beside the output
 (``<name>.mdf-kept-<time>``) with that file in it and the run log says so: nothing is deleted that mdf did not
 write.

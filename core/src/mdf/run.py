@@ -26,7 +26,7 @@ from mdf.io.lineage import write_shard_map
 from mdf.io.rejected import save as save_rejected_schema
 from mdf.io.sharding import take_notes
 from mdf.metrics import RunMetrics
-from mdf.ownership import claim
+from mdf.output.local import claim
 from mdf.plan import Plan
 from mdf.planning import prepare
 from mdf.plugin_set import Plugins
@@ -57,7 +57,7 @@ def run_recipe(
     announce: Callable[[str], None] | None = None,
     overwrite: bool = False,
 ) -> RunMetrics:
-    """Plan, claim the output folders (:mod:`mdf.ownership`: lock, fingerprint, ``--overwrite``/``--resume``),
+    """Plan, claim the output folders (:mod:`mdf.output.local`: lock, fingerprint, ``--overwrite``/``--resume``),
     run with the executor the recipe gets, then publish (``_mdf/metrics.json``, swap of a staged output) and
     write the report."""
     owned = claim(prepare(recipe, plugins), overwrite)

@@ -2,7 +2,7 @@
 
 ``mdf run RECIPE --shards 3,4,9`` runs only those shards (numbers in the input's listing, :func:`slice_plan`),
 inline, into an output that other slices write at the same time; ``mdf run RECIPE --finalize`` then checks that
-every shard is done and publishes the output as one run. Why not the single-run claim (:mod:`mdf.ownership`):
+every shard is done and publishes the output as one run. Why not the single-run claim (:mod:`mdf.output.local`):
 its lock and manifest serialise writers, and many tasks must write at once. What makes concurrent slices safe:
 
 * **Disjoint names.** Part files are named by input shard and committed by rename (:mod:`mdf.io.files`), so two
@@ -13,14 +13,14 @@ its lock and manifest serialise writers, and many tasks must write at once. What
 * **A rerun replaces, never adds.** Before a shard runs, its record and the part files an earlier attempt
   committed are removed, so a rerun of a shard gives its rows once, whatever the earlier attempt left.
 * **Finalize publishes once.** It refuses (one line naming the shards) while any shard has no record of this
-  recipe's fingerprint, then claims the output through :func:`mdf.ownership.claim` as a resumed run and finishes
+  recipe's fingerprint, then claims the output through :func:`mdf.output.local.claim` as a resumed run and finishes
   it the way every run does (``metrics.json`` from the records' counts, ``run.json`` with the part files, the
   report), and writes ``_SUCCESS`` listing the part files: in a folder filled by many tasks over time, that is the
   one sign a reader can trust that the set is whole.
 
 Recipes whose operators keep state across shards (deduplicators' key state) are refused: slices share no state,
 so each would keep its own "first" copy. Outputs on ``s3://`` are refused too: an ``s3://`` output is written in a
-local working folder and published by its one owner (:mod:`mdf.storage.output`), which concurrent tasks are not.
+local working folder and published by its one owner (:mod:`mdf.output.remote`), which concurrent tasks are not.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The claim decision: may this run resume, replace or start the output it found, or is it refused (exit 2)?
 
-Written once for local folders and ``s3://`` prefixes: :func:`mdf.ownership.claim` and
-:meth:`mdf.storage.output.RemoteOutput.claim` only differ in how they look (a folder's files and record, a
+Written once for local folders and ``s3://`` prefixes: :func:`mdf.output.local.claim` and
+:meth:`mdf.output.remote.RemoteOutput.claim` only differ in how they look (a folder's files and record, a
 prefix's listing, ``_SUCCESS`` and record) and in what they do with the answer (a staging folder and a swap; a
 staging prefix and a publish). The four refusals, and the words each kind of output is named with, are here:
 

@@ -29,7 +29,7 @@ import time
 from typing import Any
 
 from mdf import layout
-from mdf.storage.mirror import sync_all, url_of
+from mdf.output.mirror import sync_all, url_of
 from mdf.tally import Counts
 
 MANIFEST = "manifest.json"

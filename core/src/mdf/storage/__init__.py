@@ -15,9 +15,12 @@ What plugins and core use (``import mdf.storage``; this package is part of mdf's
 Modules: :mod:`~mdf.storage.fs` (the layer), :mod:`~mdf.storage.retry` (backoff, resuming reads, ``call``),
 :mod:`~mdf.storage.conditional` (read with a version, write/delete if unchanged, create if absent),
 :mod:`~mdf.storage.config` (the recipe's ``storage:`` block), :mod:`~mdf.storage.redact` (credentials out of every
-URL mdf writes down), :mod:`~mdf.storage.lock` (a run's lock object on
-S3), :mod:`~mdf.storage.publish` (how a run's output appears on S3), :mod:`~mdf.storage.commoncrawl`
-(``warc.paths.gz`` listings), :mod:`~mdf.storage.cache` (models and tokenizers named by URL, fetched once per machine).
+URL mdf writes down), :mod:`~mdf.storage.lock` (a lock object on S3), :mod:`~mdf.storage.multipart` (a part
+uploaded to its final key, invisible until completed), :mod:`~mdf.storage.commoncrawl` (``warc.paths.gz``
+listings), :mod:`~mdf.storage.cache` (models and tokenizers named by URL, fetched once per machine).
+
+This package is object I/O. What makes a prefix a run's output (who owns it, how the run's files are mirrored to a
+staging prefix and published with ``_SUCCESS``) is :mod:`mdf.output`, built on these primitives.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ were the publish (0.3-1.1 s) and a third of SeaweedFS's CPU (0.16-0.19 s of CPU 
 0.27-0.44 s for its upload), taken from the run's own two cores on loopback and, on a real store, billed
 as requests that move bytes.
 
-What it needs (done by :class:`mdf.storage.output.RemoteOutput` and :mod:`mdf.storage.publish`): the open
+What it needs (done by :class:`mdf.output.remote.RemoteOutput` and :mod:`mdf.output.publish`): the open
 uploads' ids, written to the staging prefix (``_mdf/uploads.json``) before the checkpoint manifest that
 counts on them, so ``--resume`` and a publish cut by SIGKILL find them; a part written again (a redone shard)
 aborts its earlier upload; the publish completes the run's uploads, then aborts every other open upload under

@@ -1,10 +1,10 @@
 """Part files of an ``s3://`` output written by Ray's writer actors, on whichever node they run.
 
 The inline executor writes every part into the driver's working folder, and the driver's mirror
-(:func:`mdf.storage.mirror.sync_all`) uploads them at each checkpoint. A Ray writer actor may run on another
+(:func:`mdf.output.mirror.sync_all`) uploads them at each checkpoint. A Ray writer actor may run on another
 machine, which cannot see that folder and whose files the driver cannot see either. So on Ray each writer
 actor writes its parts in a working folder of its own (on its own node, under its own
-:func:`~mdf.storage.output.cache_root`) and, in :meth:`PartUploads.commit`, uploads a shard's committed part
+:func:`~mdf.output.remote.cache_root`) and, in :meth:`PartUploads.commit`, uploads a shard's committed part
 files itself before the commit returns, as the driver's mirror would: open multipart uploads to their final
 keys (:mod:`mdf.storage.multipart`), whose ids the commit returns. The driver learns of the commit only then and
 notes the uploads (:func:`record`) before its checkpoint, so the manifest it mirrors next never names a shard
@@ -30,11 +30,11 @@ from typing import Any
 
 from mdf import layout
 from mdf.io import rejected
+from mdf.output.mirror import mirror_at, mirror_of
+from mdf.output.remote import cache_root
 from mdf.storage import multipart, urls
 from mdf.storage.errors import StorageError
 from mdf.storage.fs import Storage
-from mdf.storage.mirror import mirror_at, mirror_of
-from mdf.storage.output import cache_root
 
 
 @dataclass(frozen=True)

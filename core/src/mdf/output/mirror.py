@@ -5,7 +5,7 @@ on W1 200 K rows s3 -> s3 that held the loop 1.16 s of its 2.39 s (cProfile, Sea
 checkpoint only asks for a round (:func:`sync_all`); rounds run one at a time, in checkpoint order, and one round
 covers every checkpoint asked for before it began. A round reads every output's checkpoint manifest first, then
 uploads each output's changed files (the rejected output first), then the manifests
-(:meth:`mdf.storage.output.RemoteOutput.sync`): S3 always holds a consistent checkpoint, as before, and a killed
+(:meth:`mdf.output.remote.RemoteOutput.sync`): S3 always holds a consistent checkpoint, as before, and a killed
 run resumes from it. A round's error stays with its output and fails the run at its next checkpoint or at the
 publish; the publish, a failed run's last record and the release of the lock wait for the rounds asked for.
 """
@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 class RemoteOutput(Protocol):
     """What the mirror and the parts uploaded from Ray's nodes need of an S3 output
-    (:class:`mdf.storage.output.RemoteOutput`, which registers itself here: this module sits below it)."""
+    (:class:`mdf.output.remote.RemoteOutput`, which registers itself here: this module sits below it)."""
 
     url: str
     role: str

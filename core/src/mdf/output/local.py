@@ -43,11 +43,11 @@ from mdf import crash, layout
 from mdf.errors import MdfError, RecipeError
 from mdf.fingerprint import Fingerprint
 from mdf.output.claim import LOCAL, Found, decide
+from mdf.output.mirror import register
+from mdf.output.remote import remote_output
 from mdf.output_paths import check_inputs, output_dirs
 from mdf.output_paths import check_output_paths as check_output_paths  # re-exported: mdf.checks runs it
 from mdf.replace import READY, foreign, part_suffixes, parts_written, publish, roll_forward
-from mdf.storage.mirror import register
-from mdf.storage.output import remote_output
 from mdf.storage.redact import redact_text
 from mdf.storage.urls import is_remote
 
@@ -73,7 +73,7 @@ class OwnedDir:
     made: list[Path] = field(default_factory=list)  # folders this claim created, outermost first
     made_files: list[Path] = field(default_factory=list)  # files it created in folders that were there
     resumed: bool = False
-    remote: Any = None  # an s3:// output (mdf.storage.output.RemoteOutput): ``work`` is its local working folder
+    remote: Any = None  # an s3:// output (mdf.output.remote.RemoteOutput): ``work`` is its local working folder
 
     @property
     def staged(self) -> bool:

@@ -7,14 +7,14 @@ place of record:
 * **Owned** by an :class:`~mdf.storage.lock.S3Lock` at ``<output>/_mdf/lock`` (conditional PUT, renewed while
   the run lives; a second run exits 2 naming the holder). A lock whose holder was on this host and whose process
   is gone (kill -9) is taken over at once; one from another host once stale.
-* **Mirrored at every checkpoint**: :func:`mdf.storage.mirror.sync_all` (called by
+* **Mirrored at every checkpoint**: :func:`mdf.output.mirror.sync_all` (called by
   :class:`mdf.state.checkpoint.Checkpoint` after each snapshot) has a background thread upload, while the run
   goes on, the committed part files (as open multipart uploads to their final keys) and the ``_mdf/`` files that
   changed (to ``<output>/_mdf/staging/<run_id>/``), the checkpoint manifest last. So what S3 holds is always a
   consistent checkpoint: ``--resume`` on another machine, or after the temp folder was cleaned, downloads the
   staging prefix's ``_mdf/`` and continues from the committed shards; nothing of a running or killed run is
   visible at ``<output>/`` (``_``-prefixed prefixes are hidden from dataset readers).
-* **Published** on success by :func:`mdf.storage.publish.publish`: the parts' open multipart uploads completed
+* **Published** on success by :func:`mdf.output.publish.publish`: the parts' open multipart uploads completed
   (a part goes up to its final key as the mirror sees it, invisible until then: :mod:`mdf.storage.multipart`),
   deletion of an older run's parts, the run's ``_mdf/`` files (``run.json``, ``metrics.json``, ``shards.json``,
   key-state snapshots), then ``_SUCCESS`` listing exactly the parts.
@@ -46,10 +46,11 @@ from typing import TYPE_CHECKING, Any
 
 from mdf import layout
 from mdf.errors import MdfError
+from mdf.output import publish
 from mdf.output.claim import REMOTE, Found, decide
+from mdf.output.mirror import forget, wait_mirrored
 from mdf.runlog import LOG
-from mdf.storage import publish, urls
-from mdf.storage.mirror import forget, wait_mirrored
+from mdf.storage import urls
 
 if TYPE_CHECKING:  # the S3 layer (pyarrow.fs, ssl: ~25 ms) is imported by an s3:// output only, not by every run
     from mdf.storage.fs import Storage
@@ -212,7 +213,7 @@ class RemoteOutput:
         uploaded. Then delete from the staging prefix what is gone locally and the new manifest does not name
         (a key-state snapshot of an older generation).
 
-        The run goes on writing while a round runs (:mod:`mdf.storage.mirror`): a snapshot file replaced before
+        The run goes on writing while a round runs (:mod:`mdf.output.mirror`): a snapshot file replaced before
         it was read is skipped, and so is a manifest whose snapshots did not all make it; the next round sends
         both."""
         changed = []
