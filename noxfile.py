@@ -108,6 +108,11 @@ def full_run() -> bool:
 # load ~1.2 of 2 cores during the slurm tests), so overlapping them with the CPU-bound all and storage keeps the
 # test command's wall time down (85 min in CI at 4baea4c, every session one after another).
 BACKGROUND = {"all": ("slurm",), "storage": ("cluster",)}
+# A test that compares CPU time between two runs is not run in the background: beside storage's CPU-bound tests
+# (load 4-5 on 2 cores) the two-host run of the projection test spent 1.30-1.38x the projected CPU-seconds in all
+# three of its pairs (CI of 47a184f), while alone it passes. The background session leaves these out; when the
+# session's turn comes, they run in the foreground with the background session's environment.
+TIMED_ALONE = {"cluster": ("tests/test_cluster_projection.py",)}
 _STARTED: dict[str, tuple[subprocess.Popen, str]] = {}
 
 
@@ -121,6 +126,8 @@ def start_beside(session: nox.Session) -> None:
         session.log(f"starting the {name} session in the background ({log}); it reports when its turn comes")
         with open(log, "w") as out:
             cmd = [sys.executable, "-m", "nox", "-s", name, "--envdir", os.path.join(".nox", "_beside")]
+            if TIMED_ALONE.get(name):
+                cmd += ["--", *(f"--deselect={t}" for t in TIMED_ALONE[name])]
             _STARTED[name] = (subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True), log)
     atexit.register(_stop_beside)
 
@@ -138,6 +145,11 @@ def waited_beside(session: nox.Session) -> bool:
     sys.stdout.flush()
     if code:
         session.error(f"the {session.name} session (run in the background, output above) failed: exit {code}")
+    timed = TIMED_ALONE.get(session.name, ())
+    if timed:
+        session.log(f"now alone: {', '.join(timed)}")
+        pytest = os.path.join(".nox", "_beside", session.name, "bin", "pytest")
+        session.run(pytest, *timed, *session.posargs, external=True)
     return True
 
 
