@@ -10,7 +10,7 @@
 
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
 /// Pointers to other content.
 const PROMPTS: &[&str] = &[
@@ -223,6 +223,7 @@ fn automaton() -> &'static AhoCorasick {
         AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::LeftmostLongest)
+            .kind(Some(AhoCorasickKind::DFA)) // every unit's text goes through it
             .build(PROMPTS.iter().chain(SERVICES).chain(BIOS))
             .expect("a few hundred literal phrases build")
     })

@@ -28,7 +28,7 @@ pub fn main_text(doc: &Doc, favor: Favor, model: &Model) -> String {
         .map(|u| {
             page.features(u, &mut f);
             let in_region = region.iter().any(|&i| f[i] > 0.0);
-            model.score(&f) >= if in_region { inside } else { outside }
+            model.reaches(&f, if in_region { inside } else { outside })
         })
         .collect();
     let text = write(&page, &keep);

@@ -219,8 +219,11 @@ impl Page<'_> {
         text.make_ascii_lowercase();
         let t = text.trim_ascii();
         let probe = &head[..head.len().min(60)];
-        let hit =
-            head.windows(t.len()).any(|w| w == t) || t.windows(probe.len()).any(|w| w == probe);
+        // memchr's substring search, not a window compare at every offset: this ran for most units of a page
+        // against the title and the description (~3 % of `blocks: model`)
+        let hit = !t.is_empty()
+            && (memchr::memmem::find(head, t).is_some()
+                || memchr::memmem::find(t, probe).is_some());
         f32::from(u8::from(hit))
     }
 

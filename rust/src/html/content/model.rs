@@ -203,6 +203,15 @@ impl Model {
         }
     }
 
+    /// Whether the unit's logit reaches `threshold`: `score(x) >= threshold`, with no more trees scored than
+    /// it takes to know ([`Forest::reaches`]).
+    pub fn reaches(&self, x: &[f32; N], threshold: f64) -> bool {
+        match &self.forest {
+            Some(forest) => forest.reaches(self.base, x, threshold),
+            None => self.walk(x) >= threshold,
+        }
+    }
+
     /// The unit's logit by walking the parsed trees (the reference [`Forest`] must equal).
     pub fn walk(&self, x: &[f32; N]) -> f64 {
         let mut s = self.base;
@@ -259,6 +268,14 @@ mod tests {
     fn complete_trees_score_as_the_walk() {
         let m = shipped();
         assert!(m.forest.is_some(), "the shipped trees fit MAX_DEPTH");
+        for x in drawn(m, 20_000) {
+            assert_eq!(m.score(&x).to_bits(), m.walk(&x).to_bits(), "{x:?}");
+        }
+    }
+
+    /// `n` feature vectors for `m`: values drawn from its own split values (ties at every split), their next
+    /// float, one below, NaN and infinities.
+    fn drawn(m: &Model, n: usize) -> Vec<[f32; N]> {
         let splits: Vec<f32> = m
             .nodes
             .iter()
@@ -272,21 +289,61 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        for _ in 0..20_000 {
-            let mut x = [0f32; N];
-            for v in &mut x {
-                let r = next();
-                let s = splits[(r >> 8) as usize % splits.len()];
-                *v = match r % 16 {
-                    0 => f32::NAN,
-                    1 => f32::INFINITY,
-                    2 => f32::NEG_INFINITY,
-                    3..=7 => s,
-                    8..=11 => f32::from_bits(s.to_bits().wrapping_add(1)),
-                    _ => s - 1.0,
-                };
+        (0..n)
+            .map(|_| {
+                let mut x = [0f32; N];
+                for v in &mut x {
+                    let r = next();
+                    let s = splits[(r >> 8) as usize % splits.len()];
+                    *v = match r % 16 {
+                        0 => f32::NAN,
+                        1 => f32::INFINITY,
+                        2 => f32::NEG_INFINITY,
+                        3..=7 => s,
+                        8..=11 => f32::from_bits(s.to_bits().wrapping_add(1)),
+                        _ => s - 1.0,
+                    };
+                }
+                x
+            })
+            .collect()
+    }
+
+    /// The early exit answers as the full sum does, for thresholds at the score itself, the floats on either
+    /// side of it, near and far from it, and the shipped model's own thresholds. Seen red with the bounds of
+    /// the remaining trees taken at half their width (an answer settled too early).
+    #[test]
+    fn reaches_answers_as_the_full_score() {
+        let m = shipped();
+        let own: Vec<f64> = [Favor::Precision, Favor::Balanced, Favor::Recall]
+            .iter()
+            .flat_map(|&f| [m.threshold(f, true), m.threshold(f, false)])
+            .collect();
+        for x in drawn(m, 20_000) {
+            let s = m.walk(&x);
+            let near = [
+                s,
+                s.next_down(),
+                s.next_up(),
+                s - 0.3,
+                s + 0.3,
+                s - 3.0,
+                s + 3.0,
+            ];
+            for t in near.into_iter().chain(own.iter().copied()) {
+                assert_eq!(m.reaches(&x, t), s >= t, "score {s}, threshold {t}");
             }
-            assert_eq!(m.score(&x).to_bits(), m.walk(&x).to_bits(), "{x:?}");
+        }
+        // a leaf that is not finite: no bounds, every tree scored (a NaN sum reaches nothing)
+        let features = FEATURES.join(" ");
+        for (leaf, reaches) in [("NaN", false), ("inf", true), ("-inf", false)] {
+            let text = format!(
+                "mdf-html-blocks 1\nfeatures {N} {features}\nthresholds 0.5 0.5 0.5\nbase 0.0\n\
+                 tree 1\nleaf 100.0\ntree 3\n0 0.5 1 2\nleaf {leaf}\nleaf {leaf}\n"
+            );
+            let m = Model::parse(&text).expect("parses");
+            assert!(m.forest.is_some());
+            assert_eq!(m.reaches(&[0.0; N], 1.0), reaches, "leaf {leaf}");
         }
     }
 

@@ -187,6 +187,9 @@ fn count(u: &mut Unit, text: &[u8], in_link: bool) {
             u.capitalized += 1;
         }
     }
+    // one pass over the bytes (the CJK stops and the copyright sign are matched by their UTF-8 lead bytes here
+    // rather than by a window search each: three scans of every unit's text were ~2 % of `blocks: model`)
+    let mut cjk_stop = false;
     for (i, &b) in text.iter().enumerate() {
         match b {
             b'0'..=b'9' => u.digits += 1,
@@ -195,14 +198,16 @@ fn count(u: &mut Unit, text: &[u8], in_link: bool) {
                 u.stops += 1
             }
             b'@' => u.at_sign = true,
+            0xC2 if text.get(i + 1) == Some(&0xA9) => u.copyright = true,
+            0xE3 | 0xEF => {
+                let seq = &text[i..text.len().min(i + 3)];
+                cjk_stop |= CJK_STOPS.contains(&seq);
+            }
             _ => {}
         }
     }
-    if CJK_STOPS.iter().any(|s| text.windows(3).any(|w| w == *s)) {
+    if cjk_stop {
         u.stops += 1;
-    }
-    if text.windows(2).any(|w| w == "©".as_bytes()) {
-        u.copyright = true;
     }
     let t = text.trim_ascii_end();
     if !t.is_empty() {

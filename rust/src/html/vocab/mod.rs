@@ -13,7 +13,7 @@
 
 use std::sync::OnceLock;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind};
 
 mod words;
 use words::WORDS;
@@ -60,7 +60,11 @@ fn vocab() -> &'static Vocab {
             }
         }
         let short = words.iter().map(|w| w.len() <= SHORT).collect();
-        let ac = AhoCorasick::new(&words).expect("a few hundred literal words build");
+        // a DFA: every element's class and id go through it, and it is ~2x the default NFA's speed here
+        let ac = AhoCorasickBuilder::new()
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&words)
+            .expect("a few hundred literal words build");
         Vocab { ac, kind, short }
     })
 }
