@@ -243,7 +243,7 @@ PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=
     def start_slurmd(self, name: str) -> None:
         """(Re)start node ``name``'s ``slurmd``."""
         (self.root / name / "spool").mkdir(exist_ok=True)
-        self._spawn(self._node(name), [_which("slurmd"), "-D", "-f", str(self.conf)], "slurmd")
+        self._spawn(self.node(name), [_which("slurmd"), "-D", "-f", str(self.conf)], "slurmd")
 
     def wait_idle(self, timeout_s: float) -> None:
         """Until every compute node is ``idle`` (registered, no job), or raise with the daemons' logs."""
@@ -313,7 +313,7 @@ PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=
     def kill_node(self, name: str) -> int:
         """SIGKILL every process of node ``name`` at once (slurmd, its job steps, their children): a machine
         lost. Returns how many there were."""
-        node = self._node(name)
+        node = self.node(name)
         pids = node.pids()
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
@@ -330,7 +330,8 @@ PartitionName={self.partition} Nodes={names} Default=YES MaxTime=INFINITE State=
         except OSError:
             return None
 
-    def _node(self, name: str) -> Node:
+    def node(self, name: str) -> Node:
+        """The host named ``name`` (``ctl``, ``n1``, ``n2``)."""
         return next(n for n in self.hosts if n.name == name)
 
     def close(self) -> None:

@@ -133,13 +133,6 @@ def test_the_commoncrawl_recipe_on_two_nodes_equals_the_inline_run(cluster: Slur
         assert sorted(got.column("url").to_pylist()) == sorted(want.column("url").to_pylist())
 
 
-def _once_a_shard_is_committed(cluster: SlurmCluster, out: Path, folder: Path) -> None:
-    """Until the run's checkpoint lists a committed shard; fails at once, with the job's log, if the job ends
-    first."""
-    manifest = out / "_mdf" / "state" / "manifest.json"
-    _until(cluster, folder, lambda: manifest.exists() and bool(json.loads(manifest.read_text())["completed"]))
-
-
 def _until(cluster: SlurmCluster, folder: Path, done: Callable[[], bool]) -> None:
     """Poll ``done`` while the run's job is pending or running; fail with the job's log if it ends first or
     after 300 s."""
@@ -160,16 +153,28 @@ def _status(out: Path) -> str:
 def test_a_node_lost_mid_run_loses_no_row(
     cluster: SlurmCluster, w1: Path, w1_inline: Path, tmp_path: Path, victim: str
 ) -> None:
-    """Kill every process of a node once a shard is committed, then bring it back (slurmd restarted, as after a
-    reboot). n2 (a Ray worker): Ray may finish on n1 before Slurm gives n2 up. n1 (the batch host: Ray's head
-    and the driver): Slurm ends the job (NODE_FAIL), requeues it, and its second start runs ``--resume``
-    (``SLURM_RESTART_COUNT``) on both nodes. The same part files as the clean inline run either way.
+    """Kill every process of a node mid-run, then bring it back (slurmd restarted, as after a reboot). n2 (a Ray
+    worker): Ray may finish on n1 before Slurm gives n2 up; where n2 held the dedup key state's bucket (Ray places
+    the zero-CPU actor; the run log names its node), the run stops in one line naming the lost bucket, as the
+    README says, and ``--resume`` completes it. n1 (the batch host: Ray's head and the driver): Slurm ends the job
+    (NODE_FAIL), requeues it, and its second start runs ``--resume`` (``SLURM_RESTART_COUNT``) on both nodes. The
+    same part files as the clean inline run in every case.
     Seen red before the allocation script resumed a requeued job: the second start was refused (exit 2, the
-    output "is not empty")."""
-    recipe = w1_recipe(tmp_path, w1, extra_ops=[{"delay_refiner": {"seconds_per_batch": 2.0}}])
+    output "is not empty"); and, expecting ``complete`` whatever the bucket's node, red in CI with the bucket on n2.
+
+    Mid-run is a known point, as in the cancel test below: ``delay_refiner`` holds every batch once all but one
+    batch's worth of the kept rows have passed it, the node is killed while batches wait, and the hold is
+    released right after the kill. It used to wait for a first committed shard with a 2 s sleep per batch, which
+    a job that commits its shards in a burst near the end could finish before the kill (the cancel test failed
+    so in CI; here a run with the bucket on n2 completed: the kill came after the key state's last use)."""
+    hold = tmp_path / "hold"
+    held_at = metrics(w1_inline / "out")["rows_written"] - 2000
+    recipe = w1_recipe(tmp_path, w1, extra_ops=[{"delay_refiner": {"hold_dir": str(hold),
+                                                                   "hold_after_rows": held_at}}])  # fmt: skip
     folder = cluster.submit(str(recipe), "--nodes", "2", "--ray-start-args", RAY_ARGS)
-    _once_a_shard_is_committed(cluster, tmp_path / "out", folder)
+    _until(cluster, folder, lambda: passed_rows(hold) >= held_at)
     assert cluster.kill_node(victim) > 0
+    (hold / "release").touch()
     job = json.loads((folder / "run.json").read_text())["jobs"][0]
     deadline = time.monotonic() + 120
     while cluster.job_state(job).get("JobState") == "RUNNING" and _status(tmp_path / "out") != "complete":
@@ -178,7 +183,14 @@ def test_a_node_lost_mid_run_loses_no_row(
     cluster.start_slurmd(victim)
     cluster.wait_run(folder)
     restarts = cluster.job_state(job).get("Restarts")
-    print(f"\n{victim} lost: job {job} restarts={restarts}, output {_status(tmp_path / 'out')}")
+    log = (tmp_path / "out" / "_mdf" / "run.log").read_text()
+    lost = victim == "n2" and f"on the node at {cluster.node(victim).address}\n" in log  # the key state was on n2
+    print(f"\n{victim} lost: job {job} restarts={restarts}, bucket on n2: {lost}, output {_status(tmp_path / 'out')}")
+    if lost and _status(tmp_path / "out") != "complete":
+        assert "key-state bucket 0" in _job_log(folder) and "--resume" in _job_log(folder), _job_log(folder)[-3000:]
+        cluster.wait_idle(120)
+        folder = cluster.submit(str(recipe), "--nodes", "2", "--resume", "--ray-start-args", RAY_ARGS)
+        cluster.wait_run(folder)
     assert _status(tmp_path / "out") == "complete", _job_log(folder)[-3000:]
     assert_same_outputs(tmp_path / "out", w1_inline / "out")
     assert_same_outputs(tmp_path / "rejected", w1_inline / "rejected")
