@@ -250,6 +250,8 @@ mod tests;
 #[cfg(test)]
 mod tests_hostile;
 #[cfg(test)]
+mod tests_markup;
+#[cfg(test)]
 mod tests_model;
 #[cfg(test)]
 mod tests_recall;

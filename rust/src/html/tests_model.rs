@@ -33,7 +33,7 @@ fn br_text() -> String {
 }
 
 /// The text the shipped block model gives (`html_extract(model=html_block_model())`).
-fn text_of(html: &str) -> String {
+pub(super) fn text_of(html: &str) -> String {
     let opts = Options {
         model: Some(content::model::shipped()),
         ..Options::default()

@@ -190,3 +190,35 @@ fn comparison_table_without_header_cells_is_kept() {
     assert!(e.text.contains("119 Euro"), "{}", e.text);
     assert!(e.text.contains("Verbraucherschützer"), "{}", e.text);
 }
+
+/// A blog post filed under "Empfehlungen" (recommendations) and tagged "kommentar": WordPress writes
+/// `category-empfehlungen tag-kommentar` into the `<article>`'s class, beside `post-123 type-post hentry`.
+/// Those are the post's topics, not what the element is; read as class words they made the article a
+/// recommendations box (unlikely: stripped by the first attempt) and the text was the related posts' teasers:
+/// seen red before `role_class` took them out (`dom::attrs` tests that a `tag-cloud` box keeps its words).
+#[test]
+fn a_post_filed_under_recommendations_is_still_the_article() {
+    let teasers: String = (1..=8)
+        .map(|i| {
+            format!(
+                "<article class=\"card post-{i}0 type-post hentry\"><h3><a href=\"/t{i}\">Schlagzeile \
+                 Nummer {i} aus dem Landkreis</a></h3><p>Ein kurzer Vorspann zur Meldung {i}, mit ein paar \
+                 Worten, damit er wie ein Anriss aussieht, und einem Komma.</p></article>"
+            )
+        })
+        .collect();
+    let html = de_page(&format!(
+        "<main><article class=\"card post-123 type-post status-publish format-standard hentry \
+         category-empfehlungen tag-kommentar\"><h1>Stadtwerke senken Preise</h1><div class=\"entry-content\">\
+         {}{}{}{}</div></article></main><div class=\"columns related-posts\">{teasers}</div>",
+        p(S1),
+        p(S2),
+        p(S3),
+        p(S4)
+    ));
+    for text in [run(&html).text, super::tests_model::text_of(&html)] {
+        assert!(text.contains("Stadtwerke haben am Montag"), "{text}");
+        assert!(text.contains("Härtefallfonds"), "{text}");
+        assert!(!text.contains("Schlagzeile Nummer"), "{text}");
+    }
+}

@@ -55,6 +55,46 @@ pub(super) fn class_hash(class: &[u8]) -> u32 {
     (xxhash_rust::xxh3::xxh3_64(class) as u32).max(1)
 }
 
+/// The class tokens that say what an element *is*: `class` without the tokens a CMS writes for the post's
+/// categories and tags (`category-<slug>`, `tag-<slug>`: WordPress's `post_class`/`body_class`, and the
+/// themes and engines that copy them), which name what the post is *about*. A post filed under
+/// "empfehlungen" (German: recommendations) or tagged "comments" or "sponsored" otherwise reads as a
+/// recommendations box, a comment thread or an ad to the furniture lists and the block model, and the
+/// article is dropped. Taken out only beside a token that marks the element as a post (`hentry`, `type-*`,
+/// `status-*`, `format-*`, `postid-*`, `post-<number>`), so a `tag-cloud` or `category-list` box keeps its words.
+pub(super) fn role_class(class: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    use std::borrow::Cow;
+    let taxonomy =
+        |t: &[u8]| t.len() > 4 && (t.starts_with(b"category-") || t.starts_with(b"tag-"));
+    if memchr::memmem::find(class, b"tag-").is_none()
+        && memchr::memmem::find(class, b"category-").is_none()
+    {
+        return Cow::Borrowed(class); // nearly every element: one scan, no allocation
+    }
+    let tokens = || {
+        class
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|t| !t.is_empty())
+    };
+    let post = tokens().any(|t| {
+        t == b"hentry"
+            || [&b"type-"[..], b"status-", b"format-", b"postid-"]
+                .iter()
+                .any(|p| t.starts_with(p))
+            || t.strip_prefix(b"post-")
+                .is_some_and(|n| !n.is_empty() && n.iter().all(u8::is_ascii_digit))
+    });
+    if !post || !tokens().any(taxonomy) {
+        return Cow::Borrowed(class);
+    }
+    Cow::Owned(
+        tokens()
+            .filter(|t| !taxonomy(t))
+            .collect::<Vec<_>>()
+            .join(&b' '),
+    )
+}
+
 impl Builder {
     pub(super) fn meta(&mut self) {
         let a = &self.attrs;
@@ -113,5 +153,21 @@ impl Builder {
             }
         }
         self.attr_name.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::role_class;
+
+    #[test]
+    fn taxonomy_tokens_leave_a_post_class_only() {
+        let post = b"card post-7 type-post hentry category-empfehlungen tag-kommentar tag-x";
+        assert_eq!(&*role_class(post), &b"card post-7 type-post hentry"[..]);
+        // no post marker beside them: the words stay (a tag cloud, a category menu)
+        assert_eq!(&*role_class(b"widget tag-cloud"), &b"widget tag-cloud"[..]);
+        assert_eq!(&*role_class(b"category-list nav"), &b"category-list nav"[..]);
+        assert_eq!(&*role_class(b"post-body tag-related"), &b"post-body tag-related"[..]);
+        assert_eq!(&*role_class(b""), &b""[..]);
     }
 }

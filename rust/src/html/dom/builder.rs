@@ -4,7 +4,7 @@
 //! and subtree skipping described in [`super`], flags furniture as nodes are made, and collapses
 //! whitespace into the page's one text buffer.
 
-use super::attrs::{class_hash, Attrs};
+use super::attrs::{class_hash, role_class, Attrs};
 use super::{Doc, Node, ARTICLE_BODY, HARD_JUNK, HIDDEN, MAX_DEPTH, PRESENTATION, SOFT_JUNK};
 use crate::html::furniture::{class_words, role_is_boilerplate, style_hides};
 use crate::html::tags::{tag_of, Tag, TAG_COUNT};
@@ -178,6 +178,12 @@ impl Builder {
         ) {
             return;
         }
+        // A second `<html>` or `<body>` (a CMS fragment pasted whole into the page) makes no element: the HTML
+        // standard merges its attributes into the open one. Pushed, it was a scope boundary no `</div>` could
+        // close past, and the rest of the page nested inside whatever was open (a menu, the header).
+        if matches!(tag, Tag::Html | Tag::Body) && self.open[tag as usize] > 0 {
+            return;
+        }
         use Tag::*;
         match tag {
             Li => self.close_within(&[Li], &[Ul, Ol, Menu]),
@@ -208,7 +214,8 @@ impl Builder {
         if tag.is_boilerplate() || tag == Noscript || role_is_boilerplate(&a.role) {
             flags |= HARD_JUNK;
         }
-        let words = class_words(&a.class, &a.id);
+        let class = role_class(&a.class);
+        let words = class_words(&class, &a.id);
         if !matches!(tag, Body | Html | A) && (tag == Header || words.unlikely) {
             flags |= SOFT_JUNK;
         }
@@ -225,7 +232,7 @@ impl Builder {
             flags,
             weight: words.weight,
             kinds: if self.kinds {
-                vocab::kinds(&a.class) | vocab::kinds(&a.id)
+                vocab::kinds(&class) | vocab::kinds(&a.id)
             } else {
                 0
             },
@@ -270,7 +277,10 @@ impl Builder {
             }
             _ => {}
         }
-        if self.open[tag as usize] == 0 {
+        // `</body>` and `</html>` close nothing: what follows them still goes into the body (the HTML standard's
+        // "after body" mode), and the end of the page closes every element anyway. Honoured, one in the middle
+        // of a page (a pasted fragment's) closed the page's open sections and left the rest outside them.
+        if self.open[tag as usize] == 0 || matches!(tag, Tag::Html | Tag::Body) {
             return;
         }
         if self.overflow > 0 {
