@@ -22,6 +22,8 @@ pub enum Source {
     Http,
     Meta,
     Detected,
+    /// A label (HTTP or meta) named another encoding, but the bytes are valid UTF-8 with non-ASCII in them.
+    Utf8Despite,
 }
 
 /// `bytes` decoded to UTF-8 (borrowed when they already are), the encoding used and why.
@@ -40,6 +42,16 @@ pub fn decode<'a>(
             None => (detect(bytes), Source::Detected),
         },
     };
+    // Where a browser would follow the label, text extraction reads valid UTF-8 as UTF-8: pages saved or
+    // re-served as UTF-8 keep their old `<meta charset=gb2312>` or server default (`iso-8859-1`) all over the
+    // web, and read by the label every character of them is mojibake. Legacy text with non-ASCII bytes is
+    // almost never valid UTF-8 by chance (a lead byte needs exactly its continuation bytes, 0x80-0xBF: GBK's
+    // and Latin-1's letters break that within a few characters), so the bytes are the better witness. ASCII
+    // pages keep their label (it decodes them the same).
+    if enc != UTF_8 && !bytes.is_ascii() && std::str::from_utf8(bytes).is_ok() {
+        let (text, _) = UTF_8.decode_without_bom_handling(bytes);
+        return (text, UTF_8, Source::Utf8Despite);
+    }
     let (text, _) = enc.decode_without_bom_handling(bytes);
     (text, enc, source)
 }
@@ -222,6 +234,28 @@ mod tests {
         assert_eq!(enc.name(), "ISO-8859-2");
         let (_, enc, src) = decode("<p>žluťoučký".as_bytes(), None);
         assert_eq!((enc, src), (UTF_8, Source::Detected));
+    }
+
+    /// A page re-saved as UTF-8 that still says `gb2312` (Readability's `qq` test page, whose text came out as
+    /// mojibake) reads as UTF-8; the same text really in GBK, and Latin-1 text, still follow their labels.
+    /// Seen red before `Source::Utf8Despite` (GB18030 decoded the UTF-8 bytes).
+    #[test]
+    fn valid_utf8_wins_over_a_legacy_label() {
+        let text = "<meta charset=gb2312><p>谷歌在2014年收购的人工智能公司</p>";
+        let (got, enc, src) = decode(text.as_bytes(), None);
+        assert_eq!((enc, src, &*got), (UTF_8, Source::Utf8Despite, text));
+        let (_, enc, src) = decode(text.as_bytes(), Some("iso-8859-1"));
+        assert_eq!((enc, src), (UTF_8, Source::Utf8Despite));
+        let (gbk, _, _) = encoding_rs::GBK.encode(text);
+        let (got, enc, src) = decode(&gbk, None);
+        assert_eq!((enc.name(), src, &*got), ("GBK", Source::Meta, text));
+        let (got, enc, src) = decode(b"<p>F\xe4hre ab M\xe4rz", Some("windows-1252"));
+        assert_eq!(
+            (enc, src, &*got),
+            (WINDOWS_1252, Source::Http, "<p>Fähre ab März")
+        );
+        let (_, enc, src) = decode(b"<meta charset=koi8-r><p>ascii only", None);
+        assert_eq!((enc.name(), src), ("KOI8-R", Source::Meta));
     }
 
     #[test]

@@ -24,13 +24,15 @@ pub fn main_text(doc: &Doc, favor: Favor, model: &Model) -> String {
     let (inside, outside) = (model.threshold(favor, true), model.threshold(favor, false));
     let region = region_features();
     let link_density = feature("link_density");
+    let thread = CommentThread::new();
     let mut f = [0f32; N];
     let mut prose = false;
     let mut keep: Vec<bool> = (0..page.units.len())
         .map(|u| {
             page.features(u, &mut f);
             let in_region = region.iter().any(|&i| f[i] > 0.0);
-            let kept = model.reaches(&f, if in_region { inside } else { outside });
+            let kept =
+                !thread.holds(&f) && model.reaches(&f, if in_region { inside } else { outside });
             prose |= kept && f[link_density] < 1.0;
             kept
         })
@@ -46,6 +48,42 @@ pub fn main_text(doc: &Doc, favor: Favor, model: &Model) -> String {
         return super::short_page_text(doc);
     }
     text
+}
+
+/// A unit of a comment thread: a class or id word of comments at most [`CommentThread::LEVELS`] up with no
+/// content word nearer (`post-comments` is both, and stays with the model), and the rules excluded the unit and
+/// wrote none of it. Such a unit is never kept, whatever the trees say: reader comments are not the page's
+/// main text (trafilatura drops them unless asked, Readability's unlikely list strips them), and a comment is
+/// prose, so the only thing that tells it from the article is the container's name, which labelled pages say
+/// little about (trafeval-dev's snippets rarely fall in threads: of the 3,766 such units of the 817 labelled
+/// pages, 734 are labelled "not main text" and 11 "main text", 0.1 % of the main-text weight). Without the
+/// guard a retrained model kept a one-comment thread beside a short article (plugins/mdf-text's
+/// `test_article_kept_furniture_dropped`).
+struct CommentThread {
+    comment: usize,
+    content: usize,
+    excluded: usize,
+    written: usize,
+}
+
+impl CommentThread {
+    const LEVELS: f32 = 3.0;
+
+    fn new() -> Self {
+        CommentThread {
+            comment: feature("near_comment"),
+            content: feature("near_content"),
+            excluded: feature("excluded"),
+            written: feature("written"),
+        }
+    }
+
+    fn holds(&self, f: &[f32; N]) -> bool {
+        f[self.comment] <= Self::LEVELS
+            && f[self.content] > f[self.comment]
+            && f[self.excluded] > 0.0
+            && f[self.written] == 0.0
+    }
 }
 
 /// Indices of the features that place a unit in the rules' region: the rules write some of its text, its
