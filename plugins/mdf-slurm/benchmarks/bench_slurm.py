@@ -37,8 +37,12 @@ from tests.ray_helpers import text_recipe  # noqa: E402
 from tests.slurm_cluster import SlurmCluster, started  # noqa: E402
 
 
-def recipe(folder: Path, data: Path, name: str) -> Path:
-    r = text_recipe(folder / name, {"type": "parquet", "paths": [str(data / "*.parquet")]}, {"type": "inline"})
+def recipe(folder: Path, data: Path, name: str, replicas: int) -> Path:
+    """W1 (url filter, length filter; zstd Parquet out). ``replicas`` is the stages' most replicas on Ray (one per
+    node of the allocation: with one, a single actor would run the whole recipe on one node, the other idle, and
+    Ray's daemons would tick for twice the time); the inline run ignores it and uses every core."""
+    where = {"type": "parquet", "paths": [str(data / "*.parquet")]}
+    r = text_recipe(folder / name, where, {"type": "inline"}, replicas=replicas)
     r["writer"]["compression"] = "zstd"
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(r))
@@ -84,6 +88,7 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--modes", default="inline,allocation", help="comma-separated: inline, allocation, array")
+    ap.add_argument("--replicas", type=int, default=2, help="the stages' most replicas on the allocation's Ray")
     args = ap.parse_args()
     modes = args.modes.split(",")
     assert "inline" in modes, "inline is the baseline the ratios are to"
@@ -99,7 +104,7 @@ def main() -> None:
             for name in cpu:
                 folder = cluster.shared / f"{name}-{i}"
                 folder.mkdir()
-                path = recipe(folder, data, name)
+                path = recipe(folder, data, name, args.replicas)
                 began = time.monotonic()
                 if name == "inline":
                     cpu[name].append(inline(cluster, path))
