@@ -6,9 +6,10 @@
 * ``head`` / ``worker``: ``ray start --block`` with what Slurm gave this node: ``--num-cpus`` its
   ``SLURM_CPUS_ON_NODE``, a temp folder of its own (``$TMPDIR/mdf-ray-<cluster>-<job>-<node>``: compute nodes
   that share ``/tmp`` over a network file system, or one machine hosting several test clusters whose job ids
-  both start at 1, never mix two nodes' sockets),
-  no dashboard, no usage stats. ``--block`` keeps every Ray process a child of the ``srun`` step, so Slurm
-  tracks them and ends them with the job, and a SIGTERM (the job script's end) shuts the node down cleanly.
+  both start at 1, never mix two nodes' sockets; removed when the job stops the node, kept with its logs when
+  Ray ended on its own), no dashboard, no usage stats. ``--block`` keeps every Ray process a child of the
+  ``srun`` step, so Slurm tracks them and ends them with the job, and a SIGTERM (the job script's end) shuts
+  the node down cleanly.
   A start that fails early is tried again (:func:`_ray_start` says why).
 * ``wait``: until the head's GCS answers and ``--nodes`` nodes are alive, polling (no fixed sleep); fails in one
   line after ``--timeout`` seconds or as soon as a Ray step exited (``--step-pid``), and prints how long after
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -99,12 +101,28 @@ def _ray_start(args: list[str], extra: str, ray: str | None = None) -> int:
         child.append(subprocess.Popen(cmd, env=env))
         rc = child[-1].wait()
         took = time.monotonic() - began
-        if stopping or rc == 0 or took > STARTUP_S or attempt == START_ATTEMPTS:
-            return 0 if stopping else rc
+        if stopping:
+            return _clean_up(tmp, node)
+        if rc == 0 or took > STARTUP_S or attempt == START_ATTEMPTS:
+            print(f"{PREFIX} {node}: Ray's logs are kept in {tmp}", flush=True)
+            return rc
         left = _stop_leftovers(tmp)
         print(f"{PREFIX} {node}: `ray start` failed (exit {rc}) {took:.0f} s in; stopped {left} process(es) it "
               f"left; starting it again ({attempt + 1} of {START_ATTEMPTS})", flush=True)  # fmt: skip
     return 1
+
+
+def _clean_up(tmp: Path, node: str) -> int:
+    """After the job stopped this node's Ray (its clean end): stop what is left of it and remove its folder.
+
+    Why: each job's Ray writes its sockets, session logs and spilled objects there (tens of MB a node), and
+    ``/tmp`` on a compute node outlives the job unless the site gives each job a private one; the test suite's
+    runs here had left hundreds of such folders. A Ray that ended on its own (a failed start, a crash) keeps its
+    folder, named in the job log: those logs are what tells why."""
+    _stop_leftovers(tmp)
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{PREFIX} {node}: Ray stopped; removed {tmp}", flush=True)
+    return 0
 
 
 def _stop_leftovers(tmp: Path, grace_s: float = 10.0) -> int:
