@@ -49,6 +49,21 @@ def recipe(folder: Path, data: Path, name: str, replicas: int) -> Path:
     return path
 
 
+def write_files(data: Path, rows: int, files: int) -> None:
+    """W1's input, one file at a time (each its own seed of the demo data), so memory holds one file's rows: the
+    demo generator builds its whole table in memory (~2 KB a row: 12 M rows at once were killed for memory on this
+    24 GiB machine)."""
+    from mdf.demo_data import DemoSpec, write_dataset
+
+    per = -(-rows // files)
+    for k in range(files):
+        part = data / f"part-{k}"
+        n = min(per, rows - k * per)
+        write_dataset(str(part), DemoSpec(rows=n, files=1, seed=7 + k), row_group_rows=10_000)
+        (part / "cc-00000.parquet").rename(data / f"cc-{k:05d}.parquet")
+        part.rmdir()
+
+
 def rows_of(folder: Path) -> int:
     return int(json.loads((folder / "out" / "_mdf" / "metrics.json").read_text())["rows_read"])
 
@@ -92,12 +107,10 @@ def main() -> None:
     args = ap.parse_args()
     modes = args.modes.split(",")
     assert "inline" in modes, "inline is the baseline the ratios are to"
-    from mdf.demo_data import DemoSpec, write_dataset
-
     with started(nodes=2) as cluster:
         print(f"Slurm cluster up in {cluster.started_s:.1f} s (controller + 2 one-core nodes)", flush=True)
         data = cluster.shared / "w1"
-        write_dataset(str(data), DemoSpec(rows=args.rows, files=args.files), row_group_rows=10_000)
+        write_files(data, args.rows, args.files)
         cpu: dict[str, list[float]] = {name: [] for name in modes}
         ready: list[float] = []
         for i in range(args.repeat):
