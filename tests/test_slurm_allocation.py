@@ -19,6 +19,7 @@ Run by the nox session ``slurm`` (root; Debian's Slurm packages); skipped with t
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -93,9 +94,10 @@ def _ray_left(cluster: SlurmCluster) -> list[str]:
 def test_w1_with_dedup_on_two_nodes_equals_the_inline_run(cluster: SlurmCluster, w1: Path, w1_inline: Path,
                                                           tmp_path: Path) -> None:  # fmt: skip
     """Both nodes joined Ray (the job's log says when), both ran replicas, the part files equal the inline run's,
-    ``mdf slurm status`` says completed, and no Ray process outlives the job."""
+    ``mdf slurm status`` says completed, and no Ray process or Ray folder (``$TMPDIR/mdf-ray-<cluster>-<job>-
+    <node>``) outlives the job. The folders were left before the job's ``clean`` step (seen: both nodes')."""
     folder = cluster.submit(str(w1_recipe(tmp_path, w1)), "--nodes", "2", "--ray-start-args", RAY_ARGS)
-    cluster.wait_run(folder)
+    job = cluster.wait_run(folder)["jobs"][0]
     log = _job_log(folder)
     assert "Ray ready at" in log and "2 node(s)" in log, log[-3000:]
     assert_same_outputs(tmp_path / "out", w1_inline / "out")
@@ -110,6 +112,9 @@ def test_w1_with_dedup_on_two_nodes_equals_the_inline_run(cluster: SlurmCluster,
     while _ray_left(cluster) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not _ray_left(cluster)
+    tmp = Path(os.environ.get("TMPDIR") or "/tmp")
+    assert not list(tmp.glob(f"mdf-ray-mdfs{cluster.id}-{job}-*")), log[-2000:]
+    assert "n1: removed" in log and "n2: removed" in log, log[-2000:]
 
 
 def test_the_commoncrawl_recipe_on_two_nodes_equals_the_inline_run(cluster: SlurmCluster, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -67,37 +68,28 @@ def test_a_failed_start_is_tried_again_after_its_leftovers_are_stopped(tmp_path:
     assert not os.path.exists(f"/proc/{pid}") or node._state(pid) == "Z"
 
 
-STOPPED_RAY = """\
-import os, pathlib, signal, sys, time
-tmp = pathlib.Path(os.environ["RAY_TMPDIR"])
-(tmp / "session_latest").mkdir(parents=True)
-(tmp / "session_latest" / "raylet.out").write_text("a log line")
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-os.kill(os.getppid(), signal.SIGTERM)  # the job script's end: it stops the step, which passes it on to Ray
-time.sleep(30)
-sys.exit(5)
-"""
-
-
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux's /proc")
-def test_a_node_stopped_by_its_job_removes_its_ray_folder(tmp_path: Path, monkeypatch, capsys) -> None:
-    """A node whose Ray the job stopped (SIGTERM, passed on) removes ``$TMPDIR/mdf-ray-...``: Ray's sockets and
-    session logs, tens of MB a node, would outlive the job on a compute node's ``/tmp`` (the test suite's runs had
-    left hundreds). One that ended on its own keeps it and names it (the test above: its folder is read after).
-    Seen red before ``_clean_up``: the folder and its log were still there."""
-    ray = tmp_path / "ray"
-    ray.write_text(f"#!{sys.executable}\n{STOPPED_RAY}")
-    ray.chmod(0o755)
-    monkeypatch.setattr(node, "node_address", lambda: "127.0.0.1")
+def test_clean_stops_what_is_left_of_the_nodes_ray_and_removes_its_folder(tmp_path: Path, monkeypatch, capsys) -> None:
+    """``python -m mdf_slurm.node clean`` (the job script's last step on every node after a run that succeeded)
+    kills a process this job's Ray left on the node and removes ``$TMPDIR/mdf-ray-<cluster>-<job>-<node>``, and
+    only that: another job's folder stays. Ray's sockets and session logs outlived every job before (the test
+    and benchmark jobs here had left hundreds of folders); a clean-up inside the Ray step ran too late, as Slurm
+    SIGKILLs a cancelled step a few seconds after its SIGTERM. Seen red without the ``clean`` command (argparse
+    refuses it) and with the removal left out (the folder and its log stay)."""
     for name, value in {"TMPDIR": str(tmp_path), "SLURM_JOB_ID": "8", "SLURMD_NODENAME": "n2",
-                        "SLURM_CLUSTER_NAME": "t", "SLURM_CPUS_ON_NODE": "1"}.items():  # fmt: skip
+                        "SLURM_CLUSTER_NAME": "t"}.items():  # fmt: skip
         monkeypatch.setenv(name, value)
-    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    folder, other = tmp_path / "mdf-ray-t-8-n2", tmp_path / "mdf-ray-t-9-n2"
+    (folder / "ray" / "session_latest" / "logs").mkdir(parents=True)
+    (folder / "ray" / "session_latest" / "logs" / "raylet.out").write_text("a log line")
+    other.mkdir()
+    env = {**os.environ, "RAY_TMPDIR": str(folder)}
+    left = subprocess.Popen(["sleep", "300"], env=env, start_new_session=True)  # a raylet the step left behind
     try:
-        rc = node._ray_start(["--head"], "", ray=str(ray))
+        assert node.main(["clean"]) == 0
+        assert left.wait(timeout=10) == -signal.SIGKILL
     finally:
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
-    assert rc == 0
-    assert not (tmp_path / "mdf-ray-t-8-n2").exists()
-    assert f"removed {tmp_path / 'mdf-ray-t-8-n2'}" in capsys.readouterr().out
+        left.kill()
+    assert not folder.exists()
+    assert other.exists()
+    assert f"removed {folder}" in capsys.readouterr().out

@@ -6,11 +6,11 @@
 * ``head`` / ``worker``: ``ray start --block`` with what Slurm gave this node: ``--num-cpus`` its
   ``SLURM_CPUS_ON_NODE``, a temp folder of its own (``$TMPDIR/mdf-ray-<cluster>-<job>-<node>``: compute nodes
   that share ``/tmp`` over a network file system, or one machine hosting several test clusters whose job ids
-  both start at 1, never mix two nodes' sockets; removed when the job stops the node, kept with its logs when
-  Ray ended on its own), no dashboard, no usage stats. ``--block`` keeps every Ray process a child of the
-  ``srun`` step, so Slurm tracks them and ends them with the job, and a SIGTERM (the job script's end) shuts
-  the node down cleanly.
+  both start at 1, never mix two nodes' sockets; removed by ``clean`` after a run that succeeded), no
+  dashboard, no usage stats. ``--block`` keeps every Ray process a child of the ``srun`` step, so Slurm
+  tracks them and ends them with the job, and a SIGTERM (the job script's end) shuts the node down cleanly.
   A start that fails early is tried again (:func:`_ray_start` says why).
+* ``clean``: this job's Ray folder on this node removed (:func:`clean` says why and when).
 * ``wait``: until the head's GCS answers and ``--nodes`` nodes are alive, polling (no fixed sleep); fails in one
   line after ``--timeout`` seconds or as soon as a Ray step exited (``--step-pid``), and prints how long after
   the job's start (``MDF_SLURM_STARTED``) Ray was ready.
@@ -70,9 +70,8 @@ def _ray_start(args: list[str], extra: str, ray: str | None = None) -> int:
     already running at <ip>:6379" and the job died (CI). Before a retry, what the failed attempt left running is
     killed too (:func:`_stop_leftovers`), so that a start that fails after its GCS came up cannot hold the port
     against the next one; the CI runs that showed the file's refusal had no such leftovers (0 killed)."""
-    job, node = os.environ.get("SLURM_JOB_ID", "nojob"), os.environ.get("SLURMD_NODENAME", socket.gethostname())
-    cluster = os.environ.get("SLURM_CLUSTER_NAME", "slurm")
-    tmp = Path(os.environ.get("TMPDIR") or "/tmp") / f"mdf-ray-{cluster}-{job}-{node}"
+    node = _node_name()
+    tmp = _node_folder()
     tmp.mkdir(parents=True, exist_ok=True)
     cpus = os.environ.get("SLURM_CPUS_ON_NODE") or str(os.cpu_count() or 1)
     ray = ray or str(Path(sys.executable).with_name("ray"))  # a test passes its own program
@@ -102,9 +101,9 @@ def _ray_start(args: list[str], extra: str, ray: str | None = None) -> int:
         rc = child[-1].wait()
         took = time.monotonic() - began
         if stopping:
-            return _clean_up(tmp, node)
+            return 0
         if rc == 0 or took > STARTUP_S or attempt == START_ATTEMPTS:
-            print(f"{PREFIX} {node}: Ray's logs are kept in {tmp}", flush=True)
+            print(f"{PREFIX} {node}: Ray ended on its own; its logs are kept in {tmp}", flush=True)
             return rc
         left = _stop_leftovers(tmp)
         print(f"{PREFIX} {node}: `ray start` failed (exit {rc}) {took:.0f} s in; stopped {left} process(es) it "
@@ -112,16 +111,30 @@ def _ray_start(args: list[str], extra: str, ray: str | None = None) -> int:
     return 1
 
 
-def _clean_up(tmp: Path, node: str) -> int:
-    """After the job stopped this node's Ray (its clean end): stop what is left of it and remove its folder.
+def _node_name() -> str:
+    return os.environ.get("SLURMD_NODENAME", socket.gethostname())
 
-    Why: each job's Ray writes its sockets, session logs and spilled objects there (tens of MB a node), and
-    ``/tmp`` on a compute node outlives the job unless the site gives each job a private one; the test suite's
-    runs here had left hundreds of such folders. A Ray that ended on its own (a failed start, a crash) keeps its
-    folder, named in the job log: those logs are what tells why."""
+
+def _node_folder() -> Path:
+    """This job's Ray folder on this node: ``$TMPDIR/mdf-ray-<cluster>-<job>-<node>``."""
+    job, cluster = os.environ.get("SLURM_JOB_ID", "nojob"), os.environ.get("SLURM_CLUSTER_NAME", "slurm")
+    return Path(os.environ.get("TMPDIR") or "/tmp") / f"mdf-ray-{cluster}-{job}-{_node_name()}"
+
+
+def clean() -> int:
+    """``clean``: stop what is left of this job's Ray on this node and remove its folder; the job script runs it
+    on every node, as a step of its own, after its Ray steps ended and only when the run succeeded.
+
+    Why: each job's Ray writes its sockets, session logs and any spilled objects there (~0.4 MB a node for a
+    two-minute W1 run here; spilled objects can be GBs), and ``/tmp`` on a compute node outlives the job unless
+    the site gives each job a private one: the test suite's and benchmarks' jobs here had left hundreds of these
+    folders. Not done by the Ray step itself when it is stopped: Slurm cancels a step by SIGTERM and, a few
+    seconds later (``KillWait``), SIGKILL, which ended the steps here before Ray had shut down. A failed run
+    keeps its folders, named in the job log: their logs tell why."""
+    tmp = _node_folder()
     _stop_leftovers(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{PREFIX} {node}: Ray stopped; removed {tmp}", flush=True)
+    print(f"{PREFIX} {_node_name()}: removed {tmp}", flush=True)
     return 0
 
 
@@ -210,9 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--nodes", type=int, required=True)
     w.add_argument("--timeout", type=float, default=300.0)
     w.add_argument("--step-pid", type=int, action="append", default=[])
+    sub.add_parser("clean")
     args = ap.parse_args(argv)
     if args.what == "ip":
         print(node_address())
+    elif args.what == "clean":
+        return clean()
     elif args.what == "head":
         head = ["--head", "--port", str(args.port), "--include-dashboard", "false", "--no-monitor"]
         return _ray_start(head, args.ray_start_args)

@@ -92,7 +92,11 @@ def allocation(job: Job, nodes: int, port: int = RAY_PORT, ray_start_args: str =
         "  steps+=($!)",
         "fi",
         "stop_ray() {  # SIGTERM to the Ray steps: each node shuts down; Slurm logs the steps as CANCELLED",
+        "  local rc=$?",
         '  echo "mdf-slurm: stopping Ray"; kill -TERM "${steps[@]}" 2>/dev/null; wait "${steps[@]}" 2>/dev/null',
+        "  # a run that succeeded leaves no Ray folder on any node; a failed one keeps them for their logs",
+        '  [ "$rc" -eq 0 ] && srun --nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" '
+        f"--ntasks-per-node=1 --overlap {py} -m mdf_slurm.node clean",
         "}",
         "trap stop_ray EXIT",
         f'{py} -m mdf_slurm.node wait --address "$address" --nodes "$SLURM_JOB_NUM_NODES" '
