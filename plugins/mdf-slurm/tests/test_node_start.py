@@ -73,7 +73,7 @@ def test_clean_stops_what_is_left_of_the_nodes_ray_and_removes_its_folder(tmp_pa
     """``python -m mdf_slurm.node clean`` (the job script's last step on every node after a run that succeeded)
     kills a process this job's Ray left on the node and removes ``$TMPDIR/mdf-ray-<cluster>-<job>-<node>``, and
     only that: another job's folder stays. Ray's sockets and session logs outlived every job before (the test
-    and benchmark jobs here had left hundreds of folders); a clean-up inside the Ray step ran too late, as Slurm
+    and benchmark jobs here had left ~170 folders); a clean-up inside the Ray step ran too late, as Slurm
     SIGKILLs a cancelled step a few seconds after its SIGTERM. Seen red without the ``clean`` command (argparse
     refuses it) and with the removal left out (the folder and its log stay)."""
     for name, value in {"TMPDIR": str(tmp_path), "SLURM_JOB_ID": "8", "SLURMD_NODENAME": "n2",

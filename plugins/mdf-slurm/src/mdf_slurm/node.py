@@ -127,7 +127,7 @@ def clean() -> int:
 
     Why: each job's Ray writes its sockets, session logs and any spilled objects there (~0.4 MB a node for a
     two-minute W1 run here; spilled objects can be GBs), and ``/tmp`` on a compute node outlives the job unless
-    the site gives each job a private one: the test suite's and benchmarks' jobs here had left hundreds of these
+    the site gives each job a private one: the test suite's and benchmarks' jobs here had left ~170 of these
     folders. Not done by the Ray step itself when it is stopped: Slurm cancels a step by SIGTERM and, a few
     seconds later (``KillWait``), SIGKILL, which ended the steps here before Ray had shut down. A failed run
     keeps its folders, named in the job log: their logs tell why."""
