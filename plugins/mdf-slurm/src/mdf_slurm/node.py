@@ -125,7 +125,7 @@ def clean() -> int:
     """``clean``: stop what is left of this job's Ray on this node and remove its folder; the job script runs it
     on every node, as a step of its own, after its Ray steps ended and only when the run succeeded.
 
-    Why: each job's Ray writes its sockets, session logs and any spilled objects there (~0.4 MB a node for a
+    Why: each job's Ray writes its sockets, session logs and any spilled objects there (~0.4 MB on the head for a
     two-minute W1 run here; spilled objects can be GBs), and ``/tmp`` on a compute node outlives the job unless
     the site gives each job a private one: the test suite's and benchmarks' jobs here had left ~170 of these
     folders. Not done by the Ray step itself when it is stopped: Slurm cancels a step by SIGTERM and, a few
